@@ -1,0 +1,118 @@
+// Channel: one connected TCP socket carrying control messages (wire.hpp), and
+// Listener: the socket that accepts them. IPv4 and IPv6 (getaddrinfo).
+//
+// Every blocking wait has a timeout, implemented with poll(2) on a
+// non-blocking socket (EINTR restarts the wait with the time left). Failures
+// are one line naming the peer by rank, host and address, for example
+//   "peer rank 3 (host-b 10.0.0.2:41234) closed the connection"
+//   "peer rank 3 (host-b 10.0.0.2:41234) silent for 30 s"
+// Sockets use TCP_NODELAY (small request/response messages) and
+// MSG_NOSIGNAL (a closed peer is an error to report, not a SIGPIPE).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "fabench/ctrl/error.hpp"
+#include "fabench/ctrl/wire.hpp"
+
+namespace fabench::ctrl {
+
+inline constexpr std::chrono::milliseconds kDefaultTimeout{30'000};
+
+struct ChannelOptions {
+  std::chrono::milliseconds timeout = kDefaultTimeout;  // default for send() and recv()
+  std::uint32_t max_payload_bytes = kMaxPayloadBytes;   // larger incoming frames are rejected
+};
+
+// "30 s", "250 ms", "1.5 s": how durations appear in messages.
+[[nodiscard]] std::string format_duration(std::chrono::milliseconds d);
+// gethostname(), or "unknown-host".
+[[nodiscard]] std::string local_host_name();
+
+class Channel {
+ public:
+  // Connects to host:port, trying every address getaddrinfo returns. A refused,
+  // unreachable or timed-out attempt is retried until `retry_for` has passed,
+  // because a server may start after its clients. An unresolvable host fails at
+  // once.
+  [[nodiscard]] static Channel connect(const std::string& host, std::uint16_t port,
+                                       std::chrono::milliseconds retry_for = kDefaultTimeout,
+                                       ChannelOptions options = {});
+
+  // Adopts a connected socket (made non-blocking here).
+  explicit Channel(int fd, ChannelOptions options = {});
+  Channel(Channel&& other) noexcept;
+  Channel& operator=(Channel&& other) noexcept;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  ~Channel();
+
+  void send(const Message& msg) { send(msg, options_.timeout); }
+  void send(const Message& msg, std::chrono::milliseconds timeout);
+  // Waits at most `timeout` for one whole message. An Error message is
+  // returned like any other (the caller decides what it means).
+  [[nodiscard]] Message recv() { return recv(options_.timeout); }
+  [[nodiscard]] Message recv(std::chrono::milliseconds timeout);
+
+  // Both sides send their Hello, then read the peer's. On return the peer is
+  // named by its Hello (rank when `size` > 0, host). Throws CtrlError kVersion
+  // with both versions in one line when the peer speaks another protocol.
+  Hello exchange_hello(const Hello& mine) { return exchange_hello(mine, options_.timeout); }
+  Hello exchange_hello(const Hello& mine, std::chrono::milliseconds timeout);
+
+  // Names the peer in messages: "peer rank 3 (host-b 10.0.0.2:41234)".
+  void set_peer(std::optional<std::uint32_t> rank, std::string host);
+  [[nodiscard]] std::string describe() const;
+  [[nodiscard]] const std::string& peer_address() const noexcept { return peer_address_; }
+  [[nodiscard]] const ChannelOptions& options() const noexcept { return options_; }
+  void set_timeout(std::chrono::milliseconds timeout) noexcept { options_.timeout = timeout; }
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  void close() noexcept;
+
+ private:
+  void read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
+                  std::chrono::milliseconds timeout, bool started);
+
+  int fd_ = -1;
+  ChannelOptions options_;
+  std::string peer_address_;  // "10.0.0.2:41234" or "[fe80::1]:41234"
+  std::optional<std::uint32_t> peer_rank_;
+  std::string peer_host_;
+};
+
+class Listener {
+ public:
+  // host "" listens on every interface (IPv6 dual-stack where available, else
+  // IPv4); port 0 picks a free port (see port()). SO_REUSEADDR is set, so a
+  // restarted server does not wait out TIME_WAIT; a port held by a live
+  // listener still fails: "port 18515 already in use (bind 0.0.0.0:18515)".
+  [[nodiscard]] static Listener bind(const std::string& host, std::uint16_t port, int backlog = 128);
+
+  Listener(Listener&& other) noexcept;
+  Listener& operator=(Listener&& other) noexcept;
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  ~Listener();
+
+  // One connection within `timeout`, or std::nullopt when none came.
+  [[nodiscard]] std::optional<Channel> accept(std::chrono::milliseconds timeout, ChannelOptions options = {});
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] const std::string& address() const noexcept { return address_; }  // "0.0.0.0:18515"
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  void close() noexcept;
+
+ private:
+  Listener(int fd, std::uint16_t port, std::string address);
+
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::string address_;
+};
+
+}  // namespace fabench::ctrl

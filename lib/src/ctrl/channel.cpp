@@ -1,0 +1,501 @@
+#include "fabench/ctrl/channel.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+namespace fabench::ctrl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Milliseconds left until `deadline`, rounded up so poll() never wakes early
+// and spins; 0 when it has passed.
+int poll_ms(Clock::time_point deadline) {
+  const auto left = deadline - Clock::now();
+  if (left <= Clock::duration::zero()) return 0;
+  const auto ms = std::chrono::ceil<milliseconds>(left).count();
+  return static_cast<int>(std::min<long long>(ms, 1'000'000'000));
+}
+
+// "10.0.0.2:18515", "[fe80::1]:18515"; an IPv4-mapped IPv6 address (from a
+// dual-stack listener) is shown as the IPv4 address it is.
+std::string format_sockaddr(const sockaddr* sa, socklen_t len) {
+  if (sa->sa_family == AF_UNIX) return "local socket";
+  std::array<char, NI_MAXHOST> host{};
+  std::array<char, NI_MAXSERV> serv{};
+  if (::getnameinfo(sa, len, host.data(), host.size(), serv.data(), serv.size(),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return "unknown address";
+  }
+  std::string h = host.data();
+  if (sa->sa_family == AF_INET6) {
+    constexpr std::string_view kMapped = "::ffff:";
+    if (h.starts_with(kMapped) && h.find('.') != std::string::npos) {
+      h.erase(0, kMapped.size());
+    } else {
+      h = "[" + h + "]";
+    }
+  }
+  return h + ":" + serv.data();
+}
+
+std::string peer_address_of(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "unknown address";
+  return format_sockaddr(reinterpret_cast<const sockaddr*>(&ss), len);
+}
+
+void set_nonblocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    throw CtrlError(CtrlError::Kind::kNetwork, "fcntl(O_NONBLOCK): " + errno_text(errno));
+  }
+}
+
+class AddrInfo {
+ public:
+  AddrInfo(const std::string& host, std::uint16_t port, int flags, int* rc) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = flags | AI_NUMERICSERV;
+    const std::string service = std::to_string(port);
+    *rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &res_);
+    if (*rc != 0) res_ = nullptr;
+  }
+  AddrInfo(const AddrInfo&) = delete;
+  AddrInfo& operator=(const AddrInfo&) = delete;
+  ~AddrInfo() {
+    if (res_ != nullptr) ::freeaddrinfo(res_);
+  }
+  [[nodiscard]] const addrinfo* get() const { return res_; }
+
+ private:
+  addrinfo* res_ = nullptr;
+};
+
+std::string gai_text(int rc) { return rc == EAI_SYSTEM ? errno_text(errno) : ::gai_strerror(rc); }
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+// One non-blocking connect attempt to one address, bounded by `deadline`.
+// Returns the connected socket, or -1 with `error` set.
+int try_connect(const addrinfo* ai, Clock::time_point deadline, std::string& error) {
+  Fd s(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
+  if (s.fd < 0) {
+    error = errno_text(errno);
+    return -1;
+  }
+  if (::connect(s.fd, ai->ai_addr, ai->ai_addrlen) == 0) return s.release();
+  if (errno != EINPROGRESS && errno != EINTR) {
+    error = errno_text(errno);
+    return -1;
+  }
+  for (;;) {
+    pollfd p{s.fd, POLLOUT, 0};
+    const int rc = ::poll(&p, 1, poll_ms(deadline));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) {
+      error = "poll: " + errno_text(errno);
+      return -1;
+    }
+    if (rc == 0) {
+      error = "connection attempt timed out";
+      return -1;
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (::getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err != 0) {
+      error = errno_text(err);
+      return -1;
+    }
+    return s.release();
+  }
+}
+
+}  // namespace
+
+std::string format_duration(milliseconds d) {
+  const auto ms = d.count();
+  if (ms % 1000 == 0) return fmt::format("{} s", ms / 1000);
+  if (ms < 1000) return fmt::format("{} ms", ms);
+  return fmt::format("{:g} s", static_cast<double>(ms) / 1000.0);
+}
+
+std::string local_host_name() {
+  std::array<char, 256> buf{};
+  if (::gethostname(buf.data(), buf.size() - 1) != 0 || buf[0] == '\0') return "unknown-host";
+  return buf.data();
+}
+
+// ---------------------------------------------------------------- Channel
+
+Channel Channel::connect(const std::string& host, std::uint16_t port, milliseconds retry_for,
+                         ChannelOptions options) {
+  const auto deadline = Clock::now() + retry_for;
+  auto backoff = milliseconds(50);
+  std::string last_error = "no address";
+  std::string last_address;
+  for (;;) {
+    int rc = 0;
+    AddrInfo ai(host, port, 0, &rc);
+    if (rc == EAI_AGAIN) {
+      last_error = "cannot resolve host '" + host + "': " + gai_text(rc);
+    } else if (rc != 0) {
+      throw CtrlError(CtrlError::Kind::kNetwork,
+                      fmt::format("cannot resolve host '{}': {}", host, gai_text(rc)));
+    } else {
+      for (const addrinfo* p = ai.get(); p != nullptr; p = p->ai_next) {
+        // Each attempt gets at most 5 s, so one black-holed address does not
+        // use up the whole deadline before the next one is tried.
+        const auto attempt_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(5));
+        last_address = format_sockaddr(p->ai_addr, p->ai_addrlen);
+        const int fd = try_connect(p, attempt_deadline, last_error);
+        if (fd >= 0) return Channel(fd, options);
+      }
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - now));
+    backoff = std::min(backoff * 2, milliseconds(1000));
+  }
+  const std::string target = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, port);
+  const std::string via = (last_address.empty() || last_address == target) ? "" : " (" + last_address + ")";
+  throw CtrlError(CtrlError::Kind::kNetwork,
+                  fmt::format("cannot connect to {}{}: {}{}", target, via, last_error,
+                              retry_for.count() > 0 ? "; retried for " + format_duration(retry_for) : ""));
+}
+
+Channel::Channel(int fd, ChannelOptions options) : fd_(fd), options_(options) {
+  try {
+    set_nonblocking(fd_);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+  const int one = 1;
+  // Not a TCP socket (a socketpair in tests) is fine: the option only matters for TCP.
+  (void)::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  (void)::setsockopt(fd_, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  peer_address_ = peer_address_of(fd_);
+}
+
+Channel::Channel(Channel&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      options_(other.options_),
+      peer_address_(std::move(other.peer_address_)),
+      peer_rank_(other.peer_rank_),
+      peer_host_(std::move(other.peer_host_)) {}
+
+Channel& Channel::operator=(Channel&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+    options_ = other.options_;
+    peer_address_ = std::move(other.peer_address_);
+    peer_rank_ = other.peer_rank_;
+    peer_host_ = std::move(other.peer_host_);
+  }
+  return *this;
+}
+
+Channel::~Channel() { close(); }
+
+void Channel::close() noexcept {
+  if (fd_ >= 0) {
+    if (::close(fd_) != 0) spdlog::debug("close({}) of {}: {}", fd_, describe(), std::strerror(errno));
+    fd_ = -1;
+  }
+}
+
+void Channel::set_peer(std::optional<std::uint32_t> rank, std::string host) {
+  peer_rank_ = rank;
+  peer_host_ = std::move(host);
+}
+
+std::string Channel::describe() const {
+  if (peer_rank_ && !peer_host_.empty()) {
+    return fmt::format("peer rank {} ({} {})", *peer_rank_, peer_host_, peer_address_);
+  }
+  if (peer_rank_) return fmt::format("peer rank {} ({})", *peer_rank_, peer_address_);
+  if (!peer_host_.empty()) return fmt::format("peer {} ({})", peer_host_, peer_address_);
+  return "peer " + peer_address_;
+}
+
+void Channel::send(const Message& msg, milliseconds timeout) {
+  if (fd_ < 0) throw CtrlError(CtrlError::Kind::kClosed, "send on a closed channel to " + describe());
+  const auto frame = encode(msg, options_.max_payload_bytes);
+  const auto deadline = Clock::now() + timeout;
+  std::size_t sent = 0;
+  while (sent < frame.size()) {
+    const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err == EPIPE || err == ECONNRESET) {
+      throw CtrlError(CtrlError::Kind::kClosed, describe() + " closed the connection");
+    }
+    if (err != EAGAIN && err != EWOULDBLOCK) {
+      throw CtrlError(CtrlError::Kind::kNetwork,
+                      fmt::format("send to {}: {}", describe(), errno_text(err)));
+    }
+    for (;;) {
+      if (Clock::now() >= deadline) {
+        throw CtrlError(CtrlError::Kind::kTimeout,
+                        fmt::format("{} accepted no data for {} (sending {})", describe(),
+                                    format_duration(timeout), type_name(type_of(msg))));
+      }
+      pollfd p{fd_, POLLOUT, 0};
+      const int rc = ::poll(&p, 1, poll_ms(deadline));
+      if (rc > 0) break;
+      if (rc < 0 && errno != EINTR) {
+        throw CtrlError(CtrlError::Kind::kNetwork, "poll: " + errno_text(errno));
+      }
+    }
+  }
+}
+
+void Channel::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_point deadline, milliseconds timeout,
+                         bool started) {
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::recv(fd_, buf + got, n - got, 0);
+    if (r > 0) {
+      got += static_cast<std::size_t>(r);
+      continue;
+    }
+    if (r == 0) {
+      throw CtrlError(CtrlError::Kind::kClosed,
+                      describe() + ((started || got > 0) ? " closed the connection in the middle of a message"
+                                                         : " closed the connection"));
+    }
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err == ECONNRESET) {  // it closed with our data unread: to the user, the same thing
+      throw CtrlError(CtrlError::Kind::kClosed,
+                      describe() + ((started || got > 0) ? " closed the connection in the middle of a message"
+                                                         : " closed the connection"));
+    }
+    if (err != EAGAIN && err != EWOULDBLOCK) {
+      throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("recv from {}: {}", describe(), errno_text(err)));
+    }
+    for (;;) {
+      if (Clock::now() >= deadline) {
+        throw CtrlError(CtrlError::Kind::kTimeout,
+                        fmt::format("{} silent for {}{}", describe(), format_duration(timeout),
+                                    (started || got > 0) ? " in the middle of a message" : ""));
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int rc = ::poll(&p, 1, poll_ms(deadline));
+      if (rc > 0) break;  // readable, hung up or in error: recv() says which
+      if (rc < 0 && errno != EINTR) {
+        throw CtrlError(CtrlError::Kind::kNetwork, "poll: " + errno_text(errno));
+      }
+    }
+  }
+}
+
+Message Channel::recv(milliseconds timeout) {
+  if (fd_ < 0) throw CtrlError(CtrlError::Kind::kClosed, "recv on a closed channel from " + describe());
+  const auto deadline = Clock::now() + timeout;
+  std::array<std::uint8_t, kHeaderBytes> header_bytes{};
+  read_exact(header_bytes.data(), header_bytes.size(), deadline, timeout, false);
+  FrameHeader header;
+  try {
+    header = decode_header(header_bytes, options_.max_payload_bytes);
+  } catch (const CtrlError& e) {
+    throw CtrlError(e.kind(), fmt::format("{} (from {})", e.what(), describe()));
+  }
+  std::vector<std::uint8_t> payload(header.payload_bytes);
+  read_exact(payload.data(), payload.size(), deadline, timeout, true);
+  try {
+    return decode_payload(header, payload);
+  } catch (const CtrlError& e) {
+    throw CtrlError(e.kind(), fmt::format("{} (from {})", e.what(), describe()));
+  }
+}
+
+Hello Channel::exchange_hello(const Hello& mine, milliseconds timeout) {
+  send(mine, timeout);
+  Message reply = recv(timeout);
+  if (const auto* err = std::get_if<Error>(&reply)) {
+    throw CtrlError(CtrlError::Kind::kPeerError, fmt::format("{} refused us: {}", describe(), err->text));
+  }
+  auto* hello = std::get_if<Hello>(&reply);
+  if (hello == nullptr) {
+    throw CtrlError(CtrlError::Kind::kProtocol,
+                    fmt::format("expected Hello from {}, got {}", describe(), type_name(type_of(reply))));
+  }
+  set_peer(hello->size > 0 ? std::optional<std::uint32_t>(hello->rank) : std::nullopt, hello->host_name);
+  if (hello->protocol_version != kProtocolVersion) {
+    throw CtrlError(CtrlError::Kind::kVersion,
+                    fmt::format("protocol version mismatch: {} runs fabench {} (control protocol v{}), this "
+                                "process runs fabench {} (control protocol v{}); use the same fabench "
+                                "version on every host",
+                                describe(), hello->build_version, hello->protocol_version, build_version(),
+                                kProtocolVersion));
+  }
+  return *hello;
+}
+
+// ---------------------------------------------------------------- Listener
+
+Listener::Listener(int fd, std::uint16_t port, std::string address)
+    : fd_(fd), port_(port), address_(std::move(address)) {}
+
+Listener::Listener(Listener&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), port_(other.port_), address_(std::move(other.address_)) {}
+
+Listener& Listener::operator=(Listener&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+    port_ = other.port_;
+    address_ = std::move(other.address_);
+  }
+  return *this;
+}
+
+Listener::~Listener() { close(); }
+
+void Listener::close() noexcept {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+Listener Listener::bind(const std::string& host, std::uint16_t port, int backlog) {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  int family = AF_INET6;
+  Fd s(-1);
+  if (host.empty()) {
+    // Every interface: one dual-stack IPv6 socket takes IPv4 clients too; a
+    // host without IPv6 gets an IPv4 socket.
+    s.fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s.fd >= 0) {
+      const int zero = 0;
+      if (::setsockopt(s.fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) != 0) {
+        ::close(s.release());
+      }
+    }
+    if (s.fd >= 0) {
+      auto* a6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      a6->sin6_family = AF_INET6;
+      a6->sin6_addr = in6addr_any;
+      a6->sin6_port = htons(port);
+      len = sizeof(sockaddr_in6);
+    } else {
+      family = AF_INET;
+      s.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      auto* a4 = reinterpret_cast<sockaddr_in*>(&ss);
+      a4->sin_family = AF_INET;
+      a4->sin_addr.s_addr = htonl(INADDR_ANY);
+      a4->sin_port = htons(port);
+      len = sizeof(sockaddr_in);
+    }
+  } else {
+    int rc = 0;
+    AddrInfo ai(host, port, AI_PASSIVE, &rc);
+    if (rc != 0) {
+      throw CtrlError(CtrlError::Kind::kNetwork,
+                      fmt::format("cannot resolve host '{}' to listen on: {}", host, gai_text(rc)));
+    }
+    const addrinfo* p = ai.get();
+    family = p->ai_family;
+    std::memcpy(&ss, p->ai_addr, p->ai_addrlen);
+    len = p->ai_addrlen;
+    s.fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  }
+  std::string address = format_sockaddr(reinterpret_cast<const sockaddr*>(&ss), len);
+  if (host.empty() && family == AF_INET6) address = fmt::format("[::]:{}", port);
+  if (s.fd < 0) {
+    throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("socket for {}: {}", address, errno_text(errno)));
+  }
+  const int one = 1;
+  (void)::setsockopt(s.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(s.fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
+    const int err = errno;
+    if (err == EADDRINUSE) {
+      throw CtrlError(CtrlError::Kind::kNetwork,
+                      fmt::format("port {} already in use (bind {})", port, address));
+    }
+    throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("cannot bind {}: {}", address, errno_text(err)));
+  }
+  if (::listen(s.fd, backlog) != 0) {
+    const int err = errno;
+    if (err == EADDRINUSE) {
+      throw CtrlError(CtrlError::Kind::kNetwork,
+                      fmt::format("port {} already in use (bind {})", port, address));
+    }
+    throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("cannot listen on {}: {}", address, errno_text(err)));
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof bound;
+  std::uint16_t actual = port;
+  if (::getsockname(s.fd, reinterpret_cast<sockaddr*>(&bound), &bound_len) == 0) {
+    actual = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                         : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  }
+  if (actual != port) {
+    const auto colon = address.rfind(':');
+    address = address.substr(0, colon) + ":" + std::to_string(actual);
+  }
+  return Listener(s.release(), actual, std::move(address));
+}
+
+std::optional<Channel> Listener::accept(milliseconds timeout, ChannelOptions options) {
+  if (fd_ < 0) throw CtrlError(CtrlError::Kind::kClosed, "accept on a closed listener " + address_);
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) return Channel(fd, options);
+    const int err = errno;
+    // A client that gave up between SYN and accept, or a signal: wait on.
+    if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR && err != ECONNABORTED && err != EPROTO) {
+      throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("accept on {}: {}", address_, errno_text(err)));
+    }
+    if (Clock::now() >= deadline) return std::nullopt;
+    pollfd p{fd_, POLLIN, 0};
+    const int rc = ::poll(&p, 1, poll_ms(deadline));
+    if (rc < 0 && errno != EINTR) {
+      throw CtrlError(CtrlError::Kind::kNetwork, "poll: " + errno_text(errno));
+    }
+  }
+}
+
+}  // namespace fabench::ctrl

@@ -1,0 +1,408 @@
+#include "fabench/ctrl/wire.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <limits>
+#include <type_traits>
+
+namespace fabench::ctrl {
+namespace {
+
+[[noreturn]] void malformed(const std::string& what) {
+  throw CtrlError(CtrlError::Kind::kMalformed, "malformed control message: " + what);
+}
+
+// Little-endian writer: one byte at a time, so host byte order and struct
+// layout never reach the wire.
+class Writer {
+ public:
+  explicit Writer(std::vector<std::uint8_t>& out) : out_(out) {}
+
+  template <typename T>
+  void uint(T v) {
+    static_assert(std::is_unsigned_v<T>);
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    }
+  }
+  void i32(std::int32_t v) { uint(static_cast<std::uint32_t>(v)); }
+  void f64(double v) { uint(std::bit_cast<std::uint64_t>(v)); }
+  void length(std::size_t n, std::string_view what) {
+    if (n > std::numeric_limits<std::uint32_t>::max()) {
+      throw CtrlError(CtrlError::Kind::kMalformed,
+                      fmt::format("cannot encode {}: {} exceeds the u32 length field", what, n));
+    }
+    uint(static_cast<std::uint32_t>(n));
+  }
+  void str(std::string_view s, std::string_view what) {
+    length(s.size(), what);
+    out_.insert(out_.end(), s.begin(), s.end());
+  }
+  void bytes(std::span<const std::uint8_t> b, std::string_view what) {
+    length(b.size(), what);
+    out_.insert(out_.end(), b.begin(), b.end());
+  }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+};
+
+// Bounds-checked little-endian reader over one payload. Every read names the
+// field it was reading, so an error says where the payload went wrong.
+class Reader {
+ public:
+  Reader(std::span<const std::uint8_t> in, std::string_view msg) : in_(in), msg_(msg) {}
+
+  template <typename T>
+  T uint(std::string_view field) {
+    static_assert(std::is_unsigned_v<T>);
+    need(sizeof(T), field);
+    T v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      v |= static_cast<T>(static_cast<T>(in_[pos_ + i]) << (8 * i));
+    }
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::int32_t i32(std::string_view field) { return static_cast<std::int32_t>(uint<std::uint32_t>(field)); }
+  double f64(std::string_view field) { return std::bit_cast<double>(uint<std::uint64_t>(field)); }
+
+  std::string str(std::string_view field) {
+    const auto n = uint<std::uint32_t>(field);
+    need(n, field);
+    std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  std::vector<std::uint8_t> bytes(std::string_view field) {
+    const auto n = uint<std::uint32_t>(field);
+    need(n, field);
+    std::vector<std::uint8_t> b(in_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                                in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+    pos_ += n;
+    return b;
+  }
+  // A list count, checked against the bytes left before anything is reserved:
+  // each element takes at least `min_element_bytes`.
+  std::size_t count(std::string_view field, std::size_t min_element_bytes) {
+    const auto n = uint<std::uint32_t>(field);
+    if (min_element_bytes > 0 && n > remaining() / min_element_bytes) {
+      malformed(fmt::format("{}: {} claims {} elements of at least {} bytes but only {} bytes remain",
+                            msg_, field, n, min_element_bytes, remaining()));
+    }
+    return n;
+  }
+  [[nodiscard]] std::size_t remaining() const noexcept { return in_.size() - pos_; }
+
+  void finish() const {
+    if (remaining() != 0) {
+      malformed(fmt::format("{}: {} trailing bytes after the last field", msg_, remaining()));
+    }
+  }
+
+  [[nodiscard]] std::string_view msg() const noexcept { return msg_; }
+
+ private:
+  void need(std::size_t n, std::string_view field) const {
+    if (n > remaining()) {
+      malformed(fmt::format("{}: truncated at {} (needs {} bytes, {} remain)", msg_, field, n,
+                            remaining()));
+    }
+  }
+
+  std::span<const std::uint8_t> in_;
+  std::size_t pos_ = 0;
+  std::string_view msg_;
+};
+
+void write_endpoint(Writer& w, const verbs::Endpoint& ep) {
+  w.uint(ep.qpn);
+  w.uint(ep.psn);
+  w.uint(ep.qkey);
+  w.uint(ep.lid);
+  w.uint(ep.port);
+  w.uint(ep.mtu);
+  w.i32(ep.gid_index);
+  for (auto b : ep.gid) w.uint(b);
+  w.uint(ep.addr);
+  w.uint(ep.rkey);
+  w.uint(ep.length);
+}
+
+verbs::Endpoint read_endpoint_fields(Reader& r) {
+  verbs::Endpoint ep;
+  ep.qpn = r.uint<std::uint32_t>("endpoint qpn");
+  ep.psn = r.uint<std::uint32_t>("endpoint psn");
+  ep.qkey = r.uint<std::uint32_t>("endpoint qkey");
+  ep.lid = r.uint<std::uint16_t>("endpoint lid");
+  ep.port = r.uint<std::uint8_t>("endpoint port");
+  ep.mtu = r.uint<std::uint8_t>("endpoint mtu");
+  ep.gid_index = r.i32("endpoint gid_index");
+  for (auto& b : ep.gid) b = r.uint<std::uint8_t>("endpoint gid");
+  ep.addr = r.uint<std::uint64_t>("endpoint addr");
+  ep.rkey = r.uint<std::uint32_t>("endpoint rkey");
+  ep.length = r.uint<std::uint64_t>("endpoint length");
+  // Values no sender produces: QPNs and PSNs are 24-bit, MTUs are enum ibv_mtu (1..5, 0 unset).
+  if (ep.qpn > 0xFFFFFF) malformed(fmt::format("{}: endpoint qpn {:#x} exceeds 24 bits", r.msg(), ep.qpn));
+  if (ep.psn > 0xFFFFFF) malformed(fmt::format("{}: endpoint psn {:#x} exceeds 24 bits", r.msg(), ep.psn));
+  if (ep.mtu > 5) malformed(fmt::format("{}: endpoint mtu {} is not an ibv_mtu value", r.msg(), ep.mtu));
+  if (ep.gid_index < -1) malformed(fmt::format("{}: endpoint gid_index {}", r.msg(), ep.gid_index));
+  return ep;
+}
+
+// Hello's layout is frozen across protocol versions (see wire.hpp).
+void write_body(Writer& w, const Hello& m) {
+  w.uint(m.protocol_version);
+  w.str(m.build_version, "Hello build_version");
+  w.str(m.host_name, "Hello host_name");
+  w.uint(m.rank);
+  w.uint(m.size);
+}
+void write_body(Writer& w, const EndpointExchange& m) {
+  w.uint(m.rank);
+  w.length(m.endpoints.size(), "EndpointExchange endpoints");
+  for (const auto& ep : m.endpoints) write_endpoint(w, ep);
+}
+void write_body(Writer& w, const Command& m) {
+  w.uint(m.sequence);
+  w.str(m.benchmark, "Command benchmark");
+  w.length(m.params.size(), "Command params");
+  for (const auto& [k, v] : m.params) {
+    w.str(k, "Command param key");
+    w.str(v, "Command param value");
+  }
+  w.uint(m.iterations);
+}
+void write_body(Writer& w, const Result& m) {
+  w.uint(m.sequence);
+  w.uint(static_cast<std::uint8_t>(m.status));
+  w.str(m.error, "Result error");
+  w.str(m.json, "Result json");
+  w.length(m.values.size(), "Result values");
+  for (double v : m.values) w.f64(v);
+}
+void write_body(Writer& w, const Barrier& m) { w.uint(m.epoch); }
+void write_body(Writer& w, const Gather& m) {
+  w.uint(m.epoch);
+  w.uint(m.rank);
+  w.bytes(m.data, "Gather data");
+}
+void write_body(Writer& w, const Error& m) { w.str(m.text, "Error text"); }
+void write_body(Writer& /*w*/, const Goodbye& /*m*/) {}
+
+Message read_body(MsgType type, Reader& r) {
+  switch (type) {
+    case MsgType::kHello: {
+      Hello m;
+      m.protocol_version = r.uint<std::uint16_t>("protocol_version");
+      m.build_version = r.str("build_version");
+      m.host_name = r.str("host_name");
+      m.rank = r.uint<std::uint32_t>("rank");
+      m.size = r.uint<std::uint32_t>("size");
+      return m;
+    }
+    case MsgType::kEndpointExchange: {
+      EndpointExchange m;
+      m.rank = r.uint<std::uint32_t>("rank");
+      const auto n = r.count("endpoint count", kEndpointWireBytes);
+      m.endpoints.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) m.endpoints.push_back(read_endpoint_fields(r));
+      return m;
+    }
+    case MsgType::kCommand: {
+      Command m;
+      m.sequence = r.uint<std::uint64_t>("sequence");
+      m.benchmark = r.str("benchmark");
+      const auto n = r.count("param count", 8);  // two empty strings at least
+      m.params.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        auto key = r.str("param key");
+        auto value = r.str("param value");
+        m.params.emplace_back(std::move(key), std::move(value));
+      }
+      m.iterations = r.uint<std::uint64_t>("iterations");
+      return m;
+    }
+    case MsgType::kResult: {
+      Result m;
+      m.sequence = r.uint<std::uint64_t>("sequence");
+      const auto status = r.uint<std::uint8_t>("status");
+      if (status > static_cast<std::uint8_t>(ResultStatus::kUnsupported)) {
+        malformed(fmt::format("{}: unknown result status {}", r.msg(), status));
+      }
+      m.status = static_cast<ResultStatus>(status);
+      m.error = r.str("error");
+      m.json = r.str("json");
+      const auto n = r.count("value count", 8);
+      m.values.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) m.values.push_back(r.f64("value"));
+      return m;
+    }
+    case MsgType::kBarrier:
+      return Barrier{r.uint<std::uint64_t>("epoch")};
+    case MsgType::kGather: {
+      Gather m;
+      m.epoch = r.uint<std::uint64_t>("epoch");
+      m.rank = r.uint<std::uint32_t>("rank");
+      m.data = r.bytes("data");
+      return m;
+    }
+    case MsgType::kError:
+      return Error{r.str("text")};
+    case MsgType::kGoodbye:
+      return Goodbye{};
+  }
+  malformed(fmt::format("unknown message type {}", static_cast<unsigned>(type)));
+}
+
+}  // namespace
+
+#ifndef FABENCH_VERSION
+#define FABENCH_VERSION "unknown"
+#endif
+
+std::string_view build_version() noexcept { return FABENCH_VERSION; }
+
+MsgType type_of(const Message& msg) noexcept {
+  struct V {
+    MsgType operator()(const Hello&) const { return MsgType::kHello; }
+    MsgType operator()(const EndpointExchange&) const { return MsgType::kEndpointExchange; }
+    MsgType operator()(const Command&) const { return MsgType::kCommand; }
+    MsgType operator()(const Result&) const { return MsgType::kResult; }
+    MsgType operator()(const Barrier&) const { return MsgType::kBarrier; }
+    MsgType operator()(const Error&) const { return MsgType::kError; }
+    MsgType operator()(const Goodbye&) const { return MsgType::kGoodbye; }
+    MsgType operator()(const Gather&) const { return MsgType::kGather; }
+  };
+  return std::visit(V{}, msg);
+}
+
+bool is_known_type(std::uint16_t raw) noexcept {
+  return raw >= static_cast<std::uint16_t>(MsgType::kHello) &&
+         raw <= static_cast<std::uint16_t>(MsgType::kGather);
+}
+
+std::string type_name(MsgType type) {
+  switch (type) {
+    case MsgType::kHello: return "Hello";
+    case MsgType::kEndpointExchange: return "EndpointExchange";
+    case MsgType::kCommand: return "Command";
+    case MsgType::kResult: return "Result";
+    case MsgType::kBarrier: return "Barrier";
+    case MsgType::kError: return "Error";
+    case MsgType::kGoodbye: return "Goodbye";
+    case MsgType::kGather: return "Gather";
+  }
+  return fmt::format("unknown type {}", static_cast<unsigned>(type));
+}
+
+std::vector<std::uint8_t> encode_payload(const Message& msg) {
+  std::vector<std::uint8_t> out;
+  Writer w(out);
+  std::visit([&](const auto& m) { write_body(w, m); }, msg);
+  return out;
+}
+
+std::vector<std::uint8_t> encode(const Message& msg, std::uint32_t max_payload_bytes,
+                                 std::uint16_t version) {
+  std::vector<std::uint8_t> out(kHeaderBytes);
+  Writer w(out);
+  std::visit([&](const auto& m) { write_body(w, m); }, msg);
+  const std::size_t payload = out.size() - kHeaderBytes;
+  if (payload > max_payload_bytes) {
+    throw CtrlError(CtrlError::Kind::kMalformed,
+                    fmt::format("cannot send {} of {} bytes: the control frame limit is {} bytes",
+                                type_name(type_of(msg)), payload, max_payload_bytes));
+  }
+  std::vector<std::uint8_t> header;
+  header.reserve(kHeaderBytes);
+  Writer h(header);
+  h.uint(kMagic);
+  h.uint(version);
+  h.uint(static_cast<std::uint16_t>(type_of(msg)));
+  h.uint(static_cast<std::uint32_t>(payload));
+  std::copy(header.begin(), header.end(), out.begin());
+  return out;
+}
+
+FrameHeader decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_payload_bytes) {
+  if (bytes.size() < kHeaderBytes) {
+    malformed(fmt::format("truncated header ({} of {} bytes)", bytes.size(), kHeaderBytes));
+  }
+  Reader r(bytes.first(kHeaderBytes), "header");
+  FrameHeader h;
+  h.magic = r.uint<std::uint32_t>("magic");
+  h.version = r.uint<std::uint16_t>("version");
+  const auto raw_type = r.uint<std::uint16_t>("type");
+  h.payload_bytes = r.uint<std::uint32_t>("payload length");
+  if (h.magic != kMagic) {
+    malformed(fmt::format("bad magic {:#010x} (expected {:#010x}); the peer is not a fabench control "
+                          "channel",
+                          h.magic, kMagic));
+  }
+  if (!is_known_type(raw_type)) {
+    // A newer peer's type would come with a newer version: say so.
+    if (h.version != kProtocolVersion) {
+      throw CtrlError(CtrlError::Kind::kVersion,
+                      fmt::format("peer speaks fabench control protocol v{}, this build speaks v{} "
+                                  "(unknown message type {})",
+                                  h.version, kProtocolVersion, raw_type));
+    }
+    malformed(fmt::format("unknown message type {}", raw_type));
+  }
+  h.type = static_cast<MsgType>(raw_type);
+  if (h.payload_bytes > max_payload_bytes) {
+    malformed(fmt::format("{} payload of {} bytes exceeds the limit of {} bytes", type_name(h.type),
+                          h.payload_bytes, max_payload_bytes));
+  }
+  return h;
+}
+
+Message decode_payload(const FrameHeader& header, std::span<const std::uint8_t> payload) {
+  const bool same_version = header.version == kProtocolVersion;
+  if (!same_version && header.type != MsgType::kHello) {
+    throw CtrlError(CtrlError::Kind::kVersion,
+                    fmt::format("peer speaks fabench control protocol v{}, this build speaks v{}",
+                                header.version, kProtocolVersion));
+  }
+  const std::string name = type_name(header.type);
+  if (payload.size() != header.payload_bytes) {
+    malformed(fmt::format("{}: payload is {} bytes, header says {}", name, payload.size(),
+                          header.payload_bytes));
+  }
+  Reader r(payload, name);
+  Message m = read_body(header.type, r);
+  // Another version may extend Hello at the end; our own must match exactly.
+  if (same_version) r.finish();
+  return m;
+}
+
+Message decode(std::span<const std::uint8_t> frame, std::uint32_t max_payload_bytes) {
+  const FrameHeader h = decode_header(frame, max_payload_bytes);
+  const auto rest = frame.subspan(kHeaderBytes);
+  if (rest.size() < h.payload_bytes) {
+    malformed(fmt::format("{}: truncated frame ({} of {} payload bytes)", type_name(h.type), rest.size(),
+                          h.payload_bytes));
+  }
+  if (rest.size() > h.payload_bytes) {
+    malformed(fmt::format("{}: {} bytes after the end of the frame", type_name(h.type),
+                          rest.size() - h.payload_bytes));
+  }
+  return decode_payload(h, rest);
+}
+
+void append_endpoint(std::vector<std::uint8_t>& out, const verbs::Endpoint& ep) {
+  Writer w(out);
+  write_endpoint(w, ep);
+}
+
+verbs::Endpoint read_endpoint(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() != kEndpointWireBytes) {
+    malformed(fmt::format("endpoint is {} bytes, expected {}", bytes.size(), kEndpointWireBytes));
+  }
+  Reader r(bytes, "Endpoint");
+  return read_endpoint_fields(r);
+}
+
+}  // namespace fabench::ctrl

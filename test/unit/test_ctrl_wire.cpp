@@ -1,0 +1,295 @@
+// Wire format: round trips of every message type, the exact byte layout, and
+// rejection of everything that does not decode.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "fabench/ctrl/wire.hpp"
+
+using namespace fabench::ctrl;
+using fabench::verbs::Endpoint;
+
+namespace {
+
+Endpoint sample_endpoint(std::uint32_t seed) {
+  Endpoint ep;
+  ep.qpn = 0x123456 + seed;
+  ep.psn = 0xABCDEF - seed;
+  ep.qkey = 0x11111111U * (seed % 7 + 1);
+  ep.lid = static_cast<std::uint16_t>(0xBEEF + seed);
+  ep.port = 2;
+  ep.mtu = 5;
+  ep.gid_index = seed % 2 == 0 ? -1 : 3;
+  for (std::size_t i = 0; i < ep.gid.size(); ++i) ep.gid[i] = static_cast<std::uint8_t>(0xF0 + i + seed);
+  ep.addr = 0xFEDCBA9876543210ULL - seed;
+  ep.rkey = 0xCAFEBABE;
+  ep.length = (1ULL << 40) + seed;
+  return ep;
+}
+
+std::vector<Message> one_of_each() {
+  return {
+      Hello{kProtocolVersion, "0.1.0-g1234abc", "host-b.example.org", 3, 8},
+      EndpointExchange{7, {sample_endpoint(0), sample_endpoint(1), sample_endpoint(2)}},
+      EndpointExchange{0, {}},
+      Command{42, "write_lat", {{"msg_bytes", "64"}, {"inline", ""}, {"", "empty key"}}, 20'000},
+      Result{42, ResultStatus::kFailed, "IBV_WC_RETRY_EXC_ERR on qp 0x12", R"({"p50_ns": 1234.5})",
+             {1.5, -0.0, std::numeric_limits<double>::infinity(), 1e-300, 123456789.0}},
+      Result{43, ResultStatus::kUnsupported, "", "", {}},
+      Barrier{0xFFFFFFFFFFFFFFFFULL},
+      Error{"rank 3 (host-b) closed the connection \xE2\x80\x94 gone"},
+      Goodbye{},
+      Gather{5, 2, {0, 1, 2, 255, 0}},
+      Gather{6, 0, {}},
+  };
+}
+
+void put_u16(std::vector<std::uint8_t>& f, std::size_t at, std::uint16_t v) {
+  f[at] = static_cast<std::uint8_t>(v);
+  f[at + 1] = static_cast<std::uint8_t>(v >> 8);
+}
+void put_u32(std::vector<std::uint8_t>& f, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) f[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+template <typename F>
+CtrlError catch_ctrl(F&& f) {
+  try {
+    f();
+  } catch (const CtrlError& e) {
+    return e;
+  }
+  FAIL("no CtrlError thrown");
+  return CtrlError(CtrlError::Kind::kProtocol, "unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("every message type survives an encode/decode round trip", "[ctrl][wire]") {
+  for (const auto& msg : one_of_each()) {
+    INFO("type " << type_name(type_of(msg)));
+    const auto frame = encode(msg);
+    REQUIRE(frame.size() >= kHeaderBytes);
+    const Message back = decode(frame);
+    CHECK(type_of(back) == type_of(msg));
+    CHECK(back == msg);
+    // Header and payload decode separately to the same thing.
+    const auto h = decode_header(frame);
+    CHECK(h.type == type_of(msg));
+    CHECK(h.payload_bytes == frame.size() - kHeaderBytes);
+    CHECK(decode_payload(h, std::span(frame).subspan(kHeaderBytes)) == msg);
+  }
+}
+
+TEST_CASE("doubles travel as their exact bits", "[ctrl][wire]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Result r{1, ResultStatus::kOk, "", "", {-0.0, nan, std::numeric_limits<double>::denorm_min()}};
+  const auto back = std::get<Result>(decode(encode(r)));
+  REQUIRE(back.values.size() == 3);
+  CHECK(std::signbit(back.values[0]));
+  CHECK(std::isnan(back.values[1]));
+  CHECK(std::bit_cast<std::uint64_t>(back.values[2]) == 1U);
+}
+
+TEST_CASE("the frame layout is explicit little-endian", "[ctrl][wire]") {
+  const auto frame = encode(Barrier{0x0102030405060708ULL});
+  const std::vector<std::uint8_t> expected = {
+      'F', 'B', 'C', 'P',                              // magic
+      0x01, 0x00,                                      // version 1
+      0x05, 0x00,                                      // type Barrier
+      0x08, 0x00, 0x00, 0x00,                          // 8 payload bytes
+      0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // epoch
+  };
+  CHECK(frame == expected);
+
+  // Endpoint: 56 bytes, fields in declaration order, no padding.
+  Endpoint ep;
+  ep.qpn = 0x00ABCDEF;
+  ep.psn = 0x00000102;
+  ep.gid_index = -1;
+  ep.gid[0] = 0xFE;
+  ep.gid[15] = 0x01;
+  ep.length = 0x1122334455667788ULL;
+  std::vector<std::uint8_t> bytes;
+  append_endpoint(bytes, ep);
+  REQUIRE(bytes.size() == kEndpointWireBytes);
+  CHECK(bytes[0] == 0xEF);
+  CHECK(bytes[1] == 0xCD);
+  CHECK(bytes[2] == 0xAB);
+  CHECK(bytes[3] == 0x00);
+  CHECK(bytes[4] == 0x02);
+  CHECK(bytes[5] == 0x01);
+  // gid_index -1 at offset 16, gid at 20..35, length in the last 8 bytes.
+  CHECK(bytes[16] == 0xFF);
+  CHECK(bytes[19] == 0xFF);
+  CHECK(bytes[20] == 0xFE);
+  CHECK(bytes[35] == 0x01);
+  CHECK(bytes[48] == 0x88);
+  CHECK(bytes[55] == 0x11);
+  CHECK(read_endpoint(bytes) == ep);
+}
+
+TEST_CASE("a frame with bad magic is rejected", "[ctrl][wire]") {
+  auto frame = encode(Goodbye{});
+  frame[0] = 'G';
+  const auto e = catch_ctrl([&] { (void)decode(frame); });
+  CHECK(e.kind() == CtrlError::Kind::kMalformed);
+  CHECK_THAT(e.what(), Catch::Contains("bad magic") && Catch::Contains("not a fabench control channel"));
+
+  // An HTTP request hitting the port is the usual way this happens.
+  const std::string http = "GET / HTTP/1.1\r\n\r\n";
+  const std::vector<std::uint8_t> bytes(http.begin(), http.end());
+  CHECK_THROWS_WITH(decode(bytes), Catch::Contains("bad magic"));
+}
+
+TEST_CASE("an unknown message type is rejected", "[ctrl][wire]") {
+  auto frame = encode(Goodbye{});
+  put_u16(frame, 6, 99);
+  auto e = catch_ctrl([&] { (void)decode(frame); });
+  CHECK(e.kind() == CtrlError::Kind::kMalformed);
+  CHECK_THAT(e.what(), Catch::Contains("unknown message type 99"));
+  put_u16(frame, 6, 0);
+  CHECK_THROWS_WITH(decode(frame), Catch::Contains("unknown message type 0"));
+
+  // From a peer of another version, the unknown type is a version problem.
+  put_u16(frame, 4, 2);
+  put_u16(frame, 6, 99);
+  e = catch_ctrl([&] { (void)decode(frame); });
+  CHECK(e.kind() == CtrlError::Kind::kVersion);
+  CHECK_THAT(e.what(), Catch::Contains("v2") && Catch::Contains("v1"));
+}
+
+TEST_CASE("oversized frames are rejected before any allocation", "[ctrl][wire]") {
+  auto frame = encode(Goodbye{});
+  put_u32(frame, 8, kMaxPayloadBytes + 1);
+  auto e = catch_ctrl([&] { (void)decode_header(frame); });
+  CHECK(e.kind() == CtrlError::Kind::kMalformed);
+  CHECK_THAT(e.what(), Catch::Contains("exceeds the limit of 16777216 bytes"));
+  put_u32(frame, 8, 0xFFFFFFFFU);
+  CHECK_THROWS_AS(decode_header(frame), CtrlError);
+
+  // Exactly at the limit is accepted (by the header check).
+  put_u32(frame, 8, kMaxPayloadBytes);
+  CHECK(decode_header(frame).payload_bytes == kMaxPayloadBytes);
+
+  // A configured limit applies on both sides.
+  const Gather big{1, 0, std::vector<std::uint8_t>(2000, 0xAB)};
+  CHECK_THROWS_WITH(encode(big, 1024), Catch::Contains("frame limit is 1024 bytes"));
+  const auto ok = encode(big);
+  CHECK_THROWS_WITH(decode(ok, 1024), Catch::Contains("exceeds the limit of 1024 bytes"));
+  CHECK(decode(ok, 4096) == Message(big));
+}
+
+TEST_CASE("every truncation of every message is rejected", "[ctrl][wire]") {
+  for (const auto& msg : one_of_each()) {
+    const auto frame = encode(msg);
+    INFO("type " << type_name(type_of(msg)) << ", frame " << frame.size() << " bytes");
+    for (std::size_t len = 0; len < frame.size(); ++len) {
+      INFO("first " << len << " bytes");
+      const std::span<const std::uint8_t> cut(frame.data(), len);
+      CHECK_THROWS_AS(decode(cut), CtrlError);
+    }
+    // A payload cut short while the header still claims the original length.
+    if (frame.size() > kHeaderBytes) {
+      const auto h = decode_header(frame);
+      const std::span<const std::uint8_t> payload(frame.data() + kHeaderBytes, frame.size() - kHeaderBytes - 1);
+      CHECK_THROWS_WITH(decode_payload(h, payload), Catch::Contains("payload is"));
+    }
+  }
+}
+
+TEST_CASE("malformed payloads are rejected with the field named", "[ctrl][wire]") {
+  SECTION("a string length beyond the payload") {
+    auto frame = encode(Error{"hello"});
+    put_u32(frame, kHeaderBytes, 0x7FFFFFFF);
+    const auto e = catch_ctrl([&] { (void)decode(frame); });
+    CHECK(e.kind() == CtrlError::Kind::kMalformed);
+    CHECK_THAT(e.what(), Catch::Contains("Error") && Catch::Contains("truncated at text"));
+  }
+  SECTION("a list count beyond the payload is refused before reserving") {
+    auto frame = encode(EndpointExchange{1, {sample_endpoint(0)}});
+    put_u32(frame, kHeaderBytes + 4, 0xFFFFFFFFU);
+    CHECK_THROWS_WITH(decode(frame), Catch::Contains("claims 4294967295 elements"));
+  }
+  SECTION("trailing bytes inside the payload") {
+    auto frame = encode(Barrier{1});
+    frame.push_back(0);
+    put_u32(frame, 8, 9);
+    CHECK_THROWS_WITH(decode(frame), Catch::Contains("1 trailing bytes"));
+    auto bye = encode(Goodbye{});
+    bye.push_back(0);
+    put_u32(bye, 8, 1);
+    CHECK_THROWS_WITH(decode(bye), Catch::Contains("Goodbye") && Catch::Contains("trailing"));
+  }
+  SECTION("bytes after the frame") {
+    auto frame = encode(Barrier{1});
+    frame.push_back(0);
+    CHECK_THROWS_WITH(decode(frame), Catch::Contains("after the end of the frame"));
+  }
+  SECTION("an unknown result status") {
+    auto frame = encode(Result{1, ResultStatus::kOk, "", "", {}});
+    frame[kHeaderBytes + 8] = 7;
+    CHECK_THROWS_WITH(decode(frame), Catch::Contains("unknown result status 7"));
+  }
+  SECTION("endpoint values no sender produces") {
+    Endpoint ep = sample_endpoint(0);
+    std::vector<std::uint8_t> bytes;
+    append_endpoint(bytes, ep);
+    auto bad = bytes;
+    bad[7] = 0x01;  // psn bit 24
+    CHECK_THROWS_WITH(read_endpoint(bad), Catch::Contains("psn") && Catch::Contains("24 bits"));
+    bad = bytes;
+    bad[15] = 9;  // mtu
+    CHECK_THROWS_WITH(read_endpoint(bad), Catch::Contains("mtu 9"));
+    CHECK_THROWS_WITH(read_endpoint(std::span(bytes).first(55)), Catch::Contains("55 bytes, expected 56"));
+  }
+}
+
+TEST_CASE("frames of another protocol version", "[ctrl][wire]") {
+  SECTION("a non-Hello message is refused with both versions named") {
+    const auto frame = encode(Barrier{3}, kMaxPayloadBytes, 2);
+    const auto e = catch_ctrl([&] { (void)decode(frame); });
+    CHECK(e.kind() == CtrlError::Kind::kVersion);
+    CHECK(std::string(e.what()) == "peer speaks fabench control protocol v2, this build speaks v1");
+  }
+  SECTION("a Hello decodes, even one a newer version extended") {
+    Hello h{2, "9.9.9", "future-host", 1, 2};
+    auto frame = encode(h, kMaxPayloadBytes, 2);
+    CHECK(std::get<Hello>(decode(frame)) == h);
+    frame.push_back(0xAA);  // a field version 2 added
+    put_u32(frame, 8, static_cast<std::uint32_t>(frame.size() - kHeaderBytes));
+    CHECK(std::get<Hello>(decode(frame)) == h);
+    // The same extension from our own version is malformed.
+    auto ours = encode(Hello{kProtocolVersion, "x", "y", 0, 1});
+    ours.push_back(0xAA);
+    put_u32(ours, 8, static_cast<std::uint32_t>(ours.size() - kHeaderBytes));
+    CHECK_THROWS_WITH(decode(ours), Catch::Contains("trailing"));
+  }
+}
+
+TEST_CASE("random corruption never escapes as anything but CtrlError", "[ctrl][wire]") {
+  std::mt19937 rng(12345);
+  const auto msgs = one_of_each();
+  int decoded = 0;
+  int rejected = 0;
+  for (int round = 0; round < 20'000; ++round) {
+    auto frame = encode(msgs[static_cast<std::size_t>(round) % msgs.size()]);
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int i = 0; i < flips; ++i) {
+      frame[rng() % frame.size()] ^= static_cast<std::uint8_t>(1U << (rng() % 8));
+    }
+    try {
+      (void)decode(frame);
+      ++decoded;
+    } catch (const CtrlError&) {
+      ++rejected;
+    }
+  }
+  CHECK(decoded + rejected == 20'000);
+  CHECK(rejected > 1000);  // header and length flips must be caught
+}
