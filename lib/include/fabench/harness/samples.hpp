@@ -1,0 +1,66 @@
+// Samples: the per-operation measurements of one benchmark run, kept in a
+// buffer allocated before the timed loop. record() never allocates, logs or
+// throws, and never drops a sample: a full buffer rejects the sample and
+// counts it, and stats() then refuses to summarize an incomplete set rather
+// than quietly report a tail without its largest values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fabench/harness/stats.hpp"
+
+namespace fabench::harness {
+
+class Samples {
+ public:
+  Samples() = default;
+  // Allocates room for `capacity` samples, once.
+  explicit Samples(std::size_t capacity) { reserve(capacity); }
+
+  // Setup: (re)allocate for `capacity` samples and clear. Not for the timed loop.
+  void reserve(std::size_t capacity) {
+    values_.assign(capacity, 0.0);
+    size_ = 0;
+    rejected_ = 0;
+  }
+  // Forget recorded samples, keep the buffer (no allocation).
+  void clear() noexcept {
+    size_ = 0;
+    rejected_ = 0;
+  }
+
+  // Hot path. Returns false (and counts the sample as rejected) when full;
+  // size the buffer to the iteration count so that never happens.
+  [[nodiscard]] bool record(double value) noexcept {
+    if (size_ == values_.size()) [[unlikely]] {
+      ++rejected_;
+      return false;
+    }
+    values_[size_++] = value;
+    return true;
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return values_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] bool full() const noexcept { return size_ == values_.size(); }
+  // Samples that arrived when the buffer was full (0 in a correct run).
+  [[nodiscard]] std::uint64_t rejected() const noexcept { return rejected_; }
+  // The recorded samples, in recording order.
+  [[nodiscard]] std::span<const double> values() const noexcept { return {values_.data(), size_}; }
+
+  // Statistics over every recorded sample (copies and sorts; after the loop).
+  // Throws std::logic_error when samples were rejected: statistics without
+  // them would be wrong.
+  [[nodiscard]] Stats stats() const;
+
+ private:
+  std::vector<double> values_;
+  std::size_t size_ = 0;
+  std::uint64_t rejected_ = 0;
+};
+
+}  // namespace fabench::harness
