@@ -1,0 +1,57 @@
+// The operation engines: the timed loops. Ping-pong and one-sided latency
+// (run_latency) and streaming bandwidth/message rate (run_bandwidth), for
+// either role of a pair. Work requests and SGEs are built before the loop;
+// inside it only what changes per message is written, completions are
+// polled in batches, and nothing allocates, logs, throws or dispatches
+// virtually. Every wait is bounded by a stall timeout: no progress for that
+// long ends the run with an error instead of a hang.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "fabench/harness/samples.hpp"
+#include "fabench/harness/side.hpp"
+
+namespace fabench::harness {
+
+enum class Role : std::uint8_t { kLeader, kFollower };
+
+// Seeds of the payload pattern each role sends (Side::pattern_byte).
+inline constexpr std::uint8_t kLeaderSeed = 0x11;
+inline constexpr std::uint8_t kFollowerSeed = 0x5a;
+
+struct RunLimits {
+  // No progress (message sent, received or completed) for this long fails the run.
+  std::chrono::milliseconds stall{10'000};
+};
+
+struct RunResult {
+  bool ok = true;
+  std::string error;         // one line when !ok
+  double seconds = 0;        // this side's traffic: first post to last completion
+  std::uint64_t messages = 0;  // messages this side sent (bandwidth) or iterations (latency)
+  std::uint64_t bytes = 0;     // payload bytes this side sent
+  std::uint64_t received = 0;  // messages this side received (send/recv)
+  std::uint64_t wrong = 0;     // payload bytes or atomic results that did not match
+};
+
+// Before a run: zero the ping-pong flags and top up receive queues, so that
+// the peer may start sending as soon as this side says it is ready.
+[[nodiscard]] RunResult prepare_run(Side& side, Role role);
+
+// `samples` (leader only) receives one round-trip time in ns per iteration;
+// its capacity must be >= iterations.
+[[nodiscard]] RunResult run_latency(Side& side, Role role, std::uint64_t iterations, Samples* samples,
+                                    const RunLimits& limits);
+
+// Leader: sends `iterations` messages spread over the QPs (and, bidirectional
+// or send, receives the peer's). Follower: the mirror image.
+[[nodiscard]] RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const RunLimits& limits);
+
+// After a run, outside timing: how many bytes of what the peer wrote, sent
+// or let us read differ from the peer's pattern.
+[[nodiscard]] std::uint64_t check_payload(const Side& side, Role role);
+
+}  // namespace fabench::harness

@@ -1,0 +1,104 @@
+// The pair protocol between a leader (the client: runs Google Benchmark) and
+// a follower (the server: executes what it is told). Per benchmark the leader
+// sends "setup" (a TestSpec) once, then per Google Benchmark call "run" with
+// the iteration count, so adaptive counts stay in step on both ends:
+//
+//   leader                              follower
+//   Command setup(spec)          ->     build Side (or refuse: Result kUnsupported)
+//                                <-     Result ok, EndpointExchange(its QPs)
+//   build Side, connect
+//   EndpointExchange(our QPs)    ->     connect
+//                                <-     Result ok
+//   Command run(n)               ->     prepare (flags, receives)
+//                                <-     Result ok ("ready")
+//   run n iterations                    run n iterations (or nothing: one-sided)
+//   Command finish               ->     check payload
+//                                <-     Result values {seconds, messages, bytes, received, wrong}
+//   ... Goodbye                  ->     back to accepting the next client
+//
+// A follower serves any spec from any client, one client at a time; a client
+// that dies or sends garbage is logged and dropped, and the server goes on.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "fabench/ctrl/channel.hpp"
+#include "fabench/harness/engines.hpp"
+#include "fabench/harness/side.hpp"
+
+namespace fabench::harness {
+
+struct PeerOptions {
+  std::chrono::milliseconds timeout{30'000};  // control-plane waits and the engines' stall timeout
+  std::uint64_t max_mem_bytes = 4ULL << 30;   // follower: largest buffer a client may ask for
+};
+
+// What the follower tells the leader about its end, once per connection.
+struct PeerInfo {
+  std::string host;
+  std::string device;
+  std::string fw_ver;
+  std::string link_layer;
+  double port_rate_gbps = 0;
+  std::uint32_t active_mtu_bytes = 0;
+  std::string version;
+};
+
+// Serves one client on `channel` until Goodbye. Throws ctrl::CtrlError or
+// std::runtime_error when the client breaks the protocol or vanishes.
+void follow(ctrl::Channel& channel, const Context& ctx, const PeerOptions& options);
+
+// Accepts clients on `listener` and serves them one after another, until
+// `stop` becomes true or (once) after the first client. Logs each client and
+// each failure; never throws for a client's fault.
+void serve(ctrl::Listener& listener, const Context& ctx, const PeerOptions& options, const std::atomic<bool>& stop,
+           bool once);
+
+class Leader {
+ public:
+  // Hello exchange and info query over a connected channel.
+  Leader(ctrl::Channel channel, const Context& ctx, const PeerOptions& options);
+  ~Leader();
+  Leader(const Leader&) = delete;
+  Leader& operator=(const Leader&) = delete;
+
+  [[nodiscard]] const PeerInfo& peer() const noexcept { return peer_; }
+  [[nodiscard]] std::string describe_peer() const { return channel_.describe(); }
+
+  struct Outcome {
+    RunResult mine;
+    RunResult theirs;
+  };
+  // Sets up (when spec differs from the last) and runs `iterations` on both
+  // ends. `samples` must have capacity for `iterations` (latency only).
+  // Throws on any failure, with the peer named; a failure of the pair's
+  // connection marks the peer dead (see dead()).
+  Outcome run(const TestSpec& spec, std::uint64_t iterations, Samples* samples);
+
+  [[nodiscard]] bool dead() const noexcept { return !dead_reason_.empty(); }
+  [[nodiscard]] const std::string& dead_reason() const noexcept { return dead_reason_; }
+  // Orderly end; harmless when the peer is already gone.
+  void goodbye() noexcept;
+
+ private:
+  void setup(const TestSpec& spec);
+  ctrl::Result call(const std::string& what, std::vector<std::pair<std::string, std::string>> params,
+                    std::uint64_t iterations, std::chrono::milliseconds timeout);
+  ctrl::Result await_result(std::uint64_t sequence, std::chrono::milliseconds timeout);
+
+  ctrl::Channel channel_;
+  const Context& ctx_;
+  PeerOptions options_;
+  PeerInfo peer_;
+  std::unique_ptr<Side> side_;
+  std::optional<TestSpec> spec_;
+  std::uint64_t sequence_ = 0;
+  std::string dead_reason_;
+};
+
+}  // namespace fabench::harness

@@ -1,0 +1,322 @@
+#include "fabench/harness/peer.hpp"
+
+#include <stdexcept>
+#include <variant>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "fabench/ctrl/wire.hpp"
+#include "fabench/verbs/port.hpp"
+
+namespace fabench::harness {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+ctrl::Hello my_hello() {
+  ctrl::Hello h;
+  h.build_version = std::string(ctrl::build_version());
+  h.host_name = ctrl::local_host_name();
+  return h;
+}
+
+ctrl::Result result(std::uint64_t seq, ctrl::ResultStatus status = ctrl::ResultStatus::kOk, std::string error = {}) {
+  ctrl::Result r;
+  r.sequence = seq;
+  r.status = status;
+  r.error = std::move(error);
+  return r;
+}
+
+std::vector<double> to_values(const RunResult& r) {
+  return {r.ok ? 1.0 : 0.0, r.seconds, static_cast<double>(r.messages), static_cast<double>(r.bytes),
+          static_cast<double>(r.received), static_cast<double>(r.wrong)};
+}
+
+RunResult from_values(const ctrl::Result& res) {
+  RunResult r;
+  if (res.values.size() != 6) {
+    r.ok = false;
+    r.error = res.error.empty() ? "follower sent a malformed result" : res.error;
+    return r;
+  }
+  r.ok = res.values[0] != 0.0 && res.status == ctrl::ResultStatus::kOk;
+  r.error = res.error;
+  r.seconds = res.values[1];
+  r.messages = static_cast<std::uint64_t>(res.values[2]);
+  r.bytes = static_cast<std::uint64_t>(res.values[3]);
+  r.received = static_cast<std::uint64_t>(res.values[4]);
+  r.wrong = static_cast<std::uint64_t>(res.values[5]);
+  return r;
+}
+
+std::string info_json(const Context& ctx) {
+  const auto& a = ctx.attributes();
+  const auto& p = ctx.port();
+  nlohmann::json j = {
+      {"host", ctrl::local_host_name()},        {"device", a.name},
+      {"fw_ver", a.fw_ver},                     {"link_layer", p.link_layer_name},
+      {"port_rate_gbps", p.rate_gbps},          {"active_mtu_bytes", p.active_mtu_bytes},
+      {"version", std::string(ctrl::build_version())},
+  };
+  return j.dump();
+}
+
+ctrl::Command expect_command(ctrl::Message msg, const ctrl::Channel& ch) {
+  if (auto* c = std::get_if<ctrl::Command>(&msg)) return std::move(*c);
+  if (auto* e = std::get_if<ctrl::Error>(&msg)) {
+    throw ctrl::CtrlError(ctrl::CtrlError::Kind::kPeerError, fmt::format("{} gave up: {}", ch.describe(), e->text));
+  }
+  throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
+                        fmt::format("{} sent {} where a command was expected", ch.describe(),
+                                    ctrl::type_name(ctrl::type_of(msg))));
+}
+
+// The leader computes statistics and Google Benchmark does its bookkeeping
+// between commands; a run itself may last long. Waits for the next command
+// therefore allow ten control timeouts.
+milliseconds idle_timeout(const PeerOptions& o) { return o.timeout * 10; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- follower --
+
+void follow(ctrl::Channel& ch, const Context& ctx, const PeerOptions& o) {
+  std::unique_ptr<Side> side;
+  const RunLimits limits{o.timeout};
+  for (;;) {
+    ctrl::Message msg = ch.recv(idle_timeout(o));
+    if (std::holds_alternative<ctrl::Goodbye>(msg)) return;
+    const ctrl::Command cmd = expect_command(std::move(msg), ch);
+    const auto seq = cmd.sequence;
+
+    if (cmd.benchmark == "info") {
+      auto r = result(seq);
+      r.json = info_json(ctx);
+      ch.send(r);
+    } else if (cmd.benchmark == "setup") {
+      side.reset();  // the previous configuration's QPs and memory go first
+      TestSpec spec;
+      try {
+        spec = TestSpec::from_params(cmd.params);
+      } catch (const std::exception& e) {
+        ch.send(result(seq, ctrl::ResultStatus::kFailed, e.what()));
+        continue;
+      }
+      if (auto bad = check_device_limits(ctx, spec); !bad.empty()) {
+        ch.send(result(seq, ctrl::ResultStatus::kUnsupported, fmt::format("server {}: {}", ctx.device().name(), bad)));
+        continue;
+      }
+      if (spec.buffer_bytes() > o.max_mem_bytes) {
+        ch.send(result(seq, ctrl::ResultStatus::kUnsupported,
+                       fmt::format("server refuses {} MiB of buffers for {}: above its --max-mem of {} MiB",
+                                   spec.buffer_bytes() >> 20, spec.name(), o.max_mem_bytes >> 20)));
+        continue;
+      }
+      try {
+        side = std::make_unique<Side>(ctx, spec);
+        side->fill_pattern(kFollowerSeed);
+      } catch (const std::exception& e) {
+        side.reset();
+        ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", e.what())));
+        continue;
+      }
+      ch.send(result(seq));
+      ch.send(ctrl::EndpointExchange{0, side->endpoints()});
+      ctrl::Message reply = ch.recv(o.timeout);
+      auto* eps = std::get_if<ctrl::EndpointExchange>(&reply);
+      if (eps == nullptr) {
+        throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
+                              fmt::format("{} sent {} where its endpoints were expected", ch.describe(),
+                                          ctrl::type_name(ctrl::type_of(reply))));
+      }
+      try {
+        side->connect(eps->endpoints);
+        ch.send(result(seq));
+      } catch (const std::exception& e) {
+        side.reset();
+        ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", e.what())));
+      }
+    } else if (cmd.benchmark == "run") {
+      if (!side) {
+        ch.send(result(seq, ctrl::ResultStatus::kFailed, "run before a successful setup"));
+        continue;
+      }
+      const RunResult prep = prepare_run(*side, Role::kFollower);
+      if (!prep.ok) {
+        ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", prep.error)));
+        side.reset();
+        continue;
+      }
+      ch.send(result(seq));  // ready
+      RunResult mine = side->spec().kind == Kind::kLatency
+                           ? run_latency(*side, Role::kFollower, cmd.iterations, nullptr, limits)
+                           : run_bandwidth(*side, Role::kFollower, cmd.iterations, limits);
+      const ctrl::Command fin = expect_command(ch.recv(idle_timeout(o)), ch);
+      if (fin.benchmark != "finish") {
+        throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
+                              fmt::format("{} sent '{}' during a run", ch.describe(), fin.benchmark));
+      }
+      if (mine.ok) mine.wrong += check_payload(*side, Role::kFollower);
+      auto r = result(fin.sequence, mine.ok ? ctrl::ResultStatus::kOk : ctrl::ResultStatus::kFailed,
+                      mine.ok ? std::string{} : fmt::format("server: {}", mine.error));
+      r.values = to_values(mine);
+      ch.send(r);
+      if (!mine.ok) side.reset();  // its QPs are in the error state now
+    } else {
+      ch.send(result(seq, ctrl::ResultStatus::kUnsupported, fmt::format("unknown command '{}'", cmd.benchmark)));
+    }
+  }
+}
+
+void serve(ctrl::Listener& listener, const Context& ctx, const PeerOptions& o, const std::atomic<bool>& stop,
+           bool once) {
+  while (!stop.load(std::memory_order_relaxed)) {
+    ctrl::ChannelOptions copts;
+    copts.timeout = o.timeout;
+    auto ch = listener.accept(milliseconds(200), copts);
+    if (!ch) continue;
+    const std::string who = ch->peer_address();
+    try {
+      (void)ch->exchange_hello(my_hello());
+      spdlog::info("client {} connected", ch->describe());
+      follow(*ch, ctx, o);
+      spdlog::info("client {} said goodbye", ch->describe());
+    } catch (const std::exception& e) {
+      spdlog::error("client {}: {}; dropped it, serving the next", who, e.what());
+      try {
+        ch->send(ctrl::Error{e.what()}, milliseconds(200));
+      } catch (const std::exception&) {
+        // the client is gone: nothing more to tell it
+      }
+    }
+    if (once) return;
+  }
+}
+
+// ------------------------------------------------------------------ leader --
+
+Leader::Leader(ctrl::Channel channel, const Context& ctx, const PeerOptions& options)
+    : channel_(std::move(channel)), ctx_(ctx), options_(options) {
+  (void)channel_.exchange_hello(my_hello());
+  const auto r = call("info", {}, 0, options_.timeout);
+  try {
+    const auto j = nlohmann::json::parse(r.json);
+    peer_.host = j.value("host", "");
+    peer_.device = j.value("device", "");
+    peer_.fw_ver = j.value("fw_ver", "");
+    peer_.link_layer = j.value("link_layer", "");
+    peer_.port_rate_gbps = j.value("port_rate_gbps", 0.0);
+    peer_.active_mtu_bytes = j.value("active_mtu_bytes", 0U);
+    peer_.version = j.value("version", "");
+  } catch (const nlohmann::json::exception& e) {
+    throw ctrl::CtrlError(ctrl::CtrlError::Kind::kMalformed,
+                          fmt::format("{} sent unreadable info: {}", channel_.describe(), e.what()));
+  }
+}
+
+Leader::~Leader() { goodbye(); }
+
+void Leader::goodbye() noexcept {
+  if (dead() || !channel_.is_open()) return;
+  try {
+    channel_.send(ctrl::Goodbye{}, milliseconds(1000));
+  } catch (const std::exception&) {
+    // the follower is gone already; nothing to release on its side
+  }
+  channel_.close();
+}
+
+ctrl::Result Leader::await_result(std::uint64_t sequence, milliseconds timeout) {
+  ctrl::Message msg = channel_.recv(timeout);
+  if (auto* e = std::get_if<ctrl::Error>(&msg)) {
+    throw ctrl::CtrlError(ctrl::CtrlError::Kind::kPeerError, fmt::format("{}: {}", channel_.describe(), e->text));
+  }
+  auto* r = std::get_if<ctrl::Result>(&msg);
+  if (r == nullptr || r->sequence != sequence) {
+    throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
+                          fmt::format("{} answered out of turn ({})", channel_.describe(),
+                                      ctrl::type_name(ctrl::type_of(msg))));
+  }
+  return std::move(*r);
+}
+
+ctrl::Result Leader::call(const std::string& what, std::vector<std::pair<std::string, std::string>> params,
+                          std::uint64_t iterations, milliseconds timeout) {
+  ctrl::Command c;
+  c.sequence = ++sequence_;
+  c.benchmark = what;
+  c.params = std::move(params);
+  c.iterations = iterations;
+  channel_.send(c);
+  return await_result(c.sequence, timeout);
+}
+
+void Leader::setup(const TestSpec& spec) {
+  side_.reset();
+  spec_.reset();
+  if (auto bad = check_device_limits(ctx_, spec); !bad.empty()) throw std::invalid_argument(bad);
+  const auto r = call("setup", spec.to_params(), 0, options_.timeout);
+  if (r.status != ctrl::ResultStatus::kOk) throw std::runtime_error(r.error);
+  ctrl::Message msg = channel_.recv(options_.timeout);
+  auto* eps = std::get_if<ctrl::EndpointExchange>(&msg);
+  if (eps == nullptr) {
+    throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
+                          fmt::format("{} sent {} where its endpoints were expected", channel_.describe(),
+                                      ctrl::type_name(ctrl::type_of(msg))));
+  }
+  auto side = std::make_unique<Side>(ctx_, spec);
+  side->fill_pattern(kLeaderSeed);
+  channel_.send(ctrl::EndpointExchange{0, side->endpoints()});
+  side->connect(eps->endpoints);
+  const auto ack = await_result(r.sequence, options_.timeout);
+  if (ack.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ack.error);
+  side_ = std::move(side);
+  spec_ = spec;
+}
+
+Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, Samples* samples) {
+  if (dead()) throw std::runtime_error(dead_reason_);
+  try {
+    if (!spec_ || !(*spec_ == spec)) setup(spec);
+    if (samples != nullptr) samples->clear();
+    RunResult prep = prepare_run(*side_, Role::kLeader);
+    if (!prep.ok) throw std::runtime_error(prep.error);
+    const auto ready = call("run", {}, iterations, options_.timeout);
+    if (ready.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ready.error);
+    const RunLimits limits{options_.timeout};
+    Outcome out;
+    out.mine = spec.kind == Kind::kLatency ? run_latency(*side_, Role::kLeader, iterations, samples, limits)
+                                           : run_bandwidth(*side_, Role::kLeader, iterations, limits);
+    if (out.mine.ok) out.mine.wrong += check_payload(*side_, Role::kLeader);
+    // Even after a local failure ask for the follower's view: it names the
+    // cause when the fault was on its side.
+    std::string theirs_error;
+    try {
+      out.theirs = from_values(call("finish", {}, 0, options_.timeout * 3));
+    } catch (const ctrl::CtrlError& e) {
+      if (out.mine.ok) throw;
+      theirs_error = e.what();
+      dead_reason_ = theirs_error;
+    }
+    if (!out.mine.ok || !out.theirs.ok) {
+      side_.reset();
+      spec_.reset();
+      std::string text = out.mine.ok ? out.theirs.error : fmt::format("{} (peer {})", out.mine.error, channel_.describe());
+      if (!out.mine.ok && !out.theirs.ok && !out.theirs.error.empty()) text += "; " + out.theirs.error;
+      if (!theirs_error.empty()) text += "; " + theirs_error;
+      throw std::runtime_error(text);
+    }
+    return out;
+  } catch (const ctrl::CtrlError& e) {
+    dead_reason_ = e.what();
+    side_.reset();
+    spec_.reset();
+    throw;
+  }
+}
+
+}  // namespace fabench::harness
