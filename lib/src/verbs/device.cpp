@@ -138,7 +138,7 @@ std::optional<std::uint8_t> Device::first_active_port() const {
 }
 
 GidTable Device::gid_table(std::uint8_t port_num, std::string_view sysfs_root) const {
-  return read_gid_table(sysfs_root, name_, port_num);
+  return load_gid_table(context_, port_num, sysfs_root);
 }
 
 std::string format_guid(std::uint64_t guid) {

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <net/if.h>
+
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
@@ -163,6 +165,54 @@ GidTable read_gid_table(std::string_view sysfs_root, std::string_view device, st
   std::sort(table.entries.begin(), table.entries.end(),
             [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
   return table;
+}
+
+GidTable query_gid_table(ibv_context* context, std::uint8_t port) {
+  GidTable table;
+  table.device = ibv_get_device_name(context->device);
+  table.port = port;
+  ibv_port_attr attr{};
+  check_rc(ibv_query_port(context, port, &attr), "ibv_query_port",
+           fmt::format("{} port {}", table.device, port));
+  table.link_layer =
+      attr.link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
+  ibv_device_attr dev{};
+  check_rc(ibv_query_device(context, &dev), "ibv_query_device", table.device);
+  // The call fills entries for all ports; size for the whole device.
+  const std::size_t max_entries =
+      static_cast<std::size_t>(std::max(attr.gid_tbl_len, 1)) * std::max<std::size_t>(dev.phys_port_cnt, 1);
+  std::vector<ibv_gid_entry> raw(max_entries);
+  const ssize_t n = ibv_query_gid_table(context, raw.data(), raw.size(), 0);
+  if (n < 0) check_rc(static_cast<int>(n), "ibv_query_gid_table", table.device);
+  for (ssize_t i = 0; i < n; ++i) {
+    const ibv_gid_entry& r = raw[static_cast<std::size_t>(i)];
+    if (r.port_num != port) continue;
+    GidEntry e;
+    e.index = static_cast<int>(r.gid_index);
+    std::copy(std::begin(r.gid.raw), std::end(r.gid.raw), e.gid.begin());
+    if (is_zero_gid(e.gid)) continue;
+    switch (r.gid_type) {
+      case IBV_GID_TYPE_IB: e.type = GidType::kIb; break;
+      case IBV_GID_TYPE_ROCE_V1: e.type = GidType::kRoceV1; break;
+      case IBV_GID_TYPE_ROCE_V2: e.type = GidType::kRoceV2; break;
+      default: e.type = GidType::kUnknown; break;
+    }
+    char ndev[IF_NAMESIZE] = {};
+    if (r.ndev_ifindex != 0 && if_indextoname(r.ndev_ifindex, ndev) != nullptr) e.ndev = ndev;
+    table.entries.push_back(std::move(e));
+  }
+  std::sort(table.entries.begin(), table.entries.end(),
+            [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
+  return table;
+}
+
+GidTable load_gid_table(ibv_context* context, std::uint8_t port, std::string_view sysfs_root) {
+  const std::string_view name = ibv_get_device_name(context->device);
+  std::error_code ec;
+  if (fs::is_directory(fs::path(sysfs_root) / name, ec)) {
+    return read_gid_table(sysfs_root, name, port);
+  }
+  return query_gid_table(context, port);
 }
 
 const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int preferred) {

@@ -138,8 +138,7 @@ std::string QueuePair::describe() const {
 int QueuePair::resolve_gid_index(const QpConfig& cfg) const {
   const Port port = query_port(qp_->context, cfg.port);
   if (!port.is_ethernet() && cfg.gid_index < 0) return -1;  // IB: LID routing
-  const GidTable table =
-      read_gid_table(kSysfsInfiniband, ibv_get_device_name(qp_->context->device), cfg.port);
+  const GidTable table = load_gid_table(qp_->context, cfg.port);
   return choose_gid(table, port.link_layer, cfg.gid_index).index;
 }
 

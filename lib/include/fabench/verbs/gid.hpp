@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <infiniband/verbs.h>
+
 namespace fabench::verbs {
 
 inline constexpr std::string_view kSysfsInfiniband = "/sys/class/infiniband";
@@ -57,6 +59,14 @@ struct GidTable {
 // on an Ethernet one. Throws VerbsError when the port directory is missing.
 [[nodiscard]] GidTable read_gid_table(std::string_view sysfs_root, std::string_view device,
                                       std::uint8_t port);
+
+// The same table through libibverbs (ibv_query_gid_table), for systems
+// without the sysfs tree (some containers). Throws VerbsError.
+[[nodiscard]] GidTable query_gid_table(ibv_context* context, std::uint8_t port);
+
+// sysfs when <sysfs_root>/<device> exists, else query_gid_table().
+[[nodiscard]] GidTable load_gid_table(ibv_context* context, std::uint8_t port,
+                                      std::string_view sysfs_root = kSysfsInfiniband);
 
 // The GID index to use. preferred >= 0: that index, if valid (else VerbsError
 // listing the valid ones). preferred < 0, automatic like perftest: on
