@@ -159,16 +159,15 @@ std::vector<TestSpec> build_specs(const Cli& c, Kind kind) {
     for (ibv_qp_type tr : transports) {
       const std::vector<std::uint64_t> op_sizes = is_atomic(op) ? std::vector<std::uint64_t>{kAtomicBytes} : sizes;
       for (std::uint64_t size : op_sizes) {
-        TestSpec s;
-        s.kind = kind;
+        TestSpec s = TestSpec::defaults(kind);
         s.op = op;
         s.transport = tr;
         s.msg_bytes = size;
         s.qps = c.qps;
-        s.tx_depth = c.tx_depth != 0 ? c.tx_depth : (kind == Kind::kLatency ? 2 : 128);
+        if (c.tx_depth != 0) s.tx_depth = c.tx_depth;
         s.rx_depth = c.rx_depth;
         s.post_list = c.post_list;
-        s.cq_mod = c.cq_mod != 0 ? c.cq_mod : std::min<std::uint32_t>(100, s.tx_depth);
+        s.cq_mod = c.cq_mod != 0 ? c.cq_mod : std::min(s.cq_mod, s.tx_depth);
         s.inline_bytes = c.inline_bytes;
         s.bidirectional = c.bidir;
         s.events = c.events;

@@ -84,17 +84,32 @@ std::optional<ibv_qp_type> parse_transport(std::string_view text_in) noexcept {
 bool is_atomic(Op op) noexcept { return op == Op::kFetchAdd || op == Op::kCompSwap; }
 bool reports_half_rtt(Op op) noexcept { return op == Op::kWrite || op == Op::kSend; }
 
+TestSpec TestSpec::defaults(Kind kind) noexcept {
+  TestSpec s;
+  s.kind = kind;
+  if (kind == Kind::kLatency) {
+    s.tx_depth = 2;
+    s.cq_mod = 1;
+    s.msg_bytes = 2;
+  } else {
+    s.tx_depth = 128;
+    s.cq_mod = 100;
+    s.msg_bytes = 65536;
+  }
+  return s;
+}
+
 std::string TestSpec::name() const {
   std::string n = fmt::format("{}_{}/{}/{}", op_name(op),
                               kind == Kind::kLatency ? "lat" : (bidirectional ? "bibw" : "bw"),
                               transport_name(transport), msg_bytes);
-  const TestSpec d{};
+  const TestSpec d = defaults(kind);
   if (qps != d.qps) n += fmt::format("/qps:{}", qps);
   if (kind == Kind::kBandwidth) {
     if (post_list != d.post_list) n += fmt::format("/post_list:{}", post_list);
     if (cq_mod != d.cq_mod) n += fmt::format("/cq_mod:{}", cq_mod);
-    if (tx_depth != d.tx_depth) n += fmt::format("/tx_depth:{}", tx_depth);
   }
+  if (tx_depth != d.tx_depth) n += fmt::format("/tx_depth:{}", tx_depth);
   if (inline_bytes != d.inline_bytes) n += fmt::format("/inline:{}", inline_bytes);
   if (events) n += "/events";
   return n;

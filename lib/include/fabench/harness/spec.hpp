@@ -55,8 +55,12 @@ struct TestSpec {
   std::uint8_t traffic_class = 0;
   std::uint8_t ib_port = 1;
 
+  // The defaults of a kind: latency keeps a shallow queue (tx depth 2),
+  // bandwidth a deep one (128) with one signaled WR per 100.
+  [[nodiscard]] static TestSpec defaults(Kind kind) noexcept;
+
   // "write_lat/rc/64", "send_bw/ud/4096/qps:2/post_list:8": the Google
-  // Benchmark name; options appear only when they differ from the defaults.
+  // Benchmark name; options appear only when they differ from defaults(kind).
   [[nodiscard]] std::string name() const;
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> to_params() const;
   // Throws std::invalid_argument with one line on a missing or bad value.
