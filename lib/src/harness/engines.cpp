@@ -25,6 +25,7 @@ inline std::uint64_t now_ns() noexcept {
 // Spins are cheap; the clock is read only every kWatchEvery idle spins.
 constexpr std::uint32_t kWatchEvery = 1U << 12;
 constexpr int kPollBatch = 16;
+constexpr auto kSignaled = static_cast<std::uint32_t>(IBV_SEND_SIGNALED);
 
 // Detects a stalled run: no change of `progress` for the stall timeout.
 class Watchdog {
@@ -75,7 +76,7 @@ RunResult stall_failure(const Watchdog& w, std::string_view waiting_for, std::ui
 
 std::uint32_t send_flags_for(const Side& side, std::uint64_t bytes, ibv_wr_opcode opcode) {
   const bool can_inline = opcode == IBV_WR_RDMA_WRITE || opcode == IBV_WR_SEND || opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-  return (can_inline && bytes <= side.inline_threshold() && bytes > 0) ? IBV_SEND_INLINE : 0U;
+  return (can_inline && bytes <= side.inline_threshold() && bytes > 0) ? static_cast<std::uint32_t>(IBV_SEND_INLINE) : 0U;
 }
 
 ibv_wr_opcode opcode_of(Op op) {
@@ -186,7 +187,7 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
     }
     *out_flag = v;
     const bool signaled = (i + 1) % every == 0 || i + 1 == iters;
-    wr.send_flags = base_flags | (signaled ? IBV_SEND_SIGNALED : 0U);
+    wr.send_flags = base_flags | (signaled ? kSignaled : 0U);
     if (const int rc = qp.post_send(wr); rc != 0) [[unlikely]] return fail(qp.send_error(rc, wr).what());
     if (signaled) {
       ++signals_out;
@@ -279,7 +280,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
       if (r < 0) [[unlikely]] return completion_failure(side, wcs[0]);
     }
     const bool signaled = (i + 1) % every == 0 || i + 1 == iters;
-    wr.send_flags = base_flags | (signaled ? IBV_SEND_SIGNALED : 0U);
+    wr.send_flags = base_flags | (signaled ? kSignaled : 0U);
     if (const int rc = qp.post_send(wr); rc != 0) [[unlikely]] return fail(qp.send_error(rc, wr).what());
     if (signaled) {
       ++signals_out;
@@ -487,7 +488,7 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
         for (std::uint32_t k = 0; k < n; ++k) {
           const std::uint64_t seq = posted[q] + k + 1;  // 1-based position in this QP's stream
           const bool signaled = seq % spec.cq_mod == 0 || seq == target[q];
-          chain[k].send_flags = base_flags | (signaled ? IBV_SEND_SIGNALED : 0U);
+          chain[k].send_flags = base_flags | (signaled ? kSignaled : 0U);
           if (signaled) {
             // wr_id: QP index in the high half, WRs this completion retires in the low.
             chain[k].wr_id = (static_cast<std::uint64_t>(q) << 32) | (seq - last_signal[q]);
