@@ -210,3 +210,19 @@ TEST_CASE("a rank with no rank 0 to reach gives up at the deadline", "[ctrl][boo
                                           std::to_string(port) + ": Connection refused; retried for 400 ms"));
   CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 3.0);
 }
+
+TEST_CASE("ranks calling different collectives are told so", "[ctrl][bootstrap]") {
+  const std::uint16_t port = unused_port();
+  const auto errors = run_ranks({0, 1, 2}, [&](std::uint32_t r) {
+    auto b = Bootstrap::connect(config(r, 3, port, 2s));
+    if (r == 1) {
+      b.barrier();
+    } else {
+      const std::vector<std::uint8_t> mine = {1};
+      (void)b.allgather(mine);
+    }
+  });
+  CHECK_THAT(errors[0], Catch::Matches(R"(peer rank 1 \(host-1 127\.0\.0\.1:\d+\) sent Barrier during allgather 1)"));
+  CHECK(errors[1] == "rank 0 (host-0) reports: " + errors[0]);
+  CHECK(errors[2] == "rank 0 (host-0) reports: " + errors[0]);
+}
