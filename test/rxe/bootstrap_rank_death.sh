@@ -18,7 +18,8 @@ for r in 1 2 4 5 6 7; do
   [[ $(rc_of $r) != 0 ]] || fail "rank $r exited 0 without rank 3"
   expect_err $r "rank $r: rank 0 \\($host\\) reports: $line"
   dt=$(( $(end_of $r) - t0 ))
-  ((dt >= 3900 && dt < 4000 + 3000)) || fail "rank $r failed after $dt ms, want 4 s + at most 3 s"
+  # 4 s of waiting, plus process start-up (slow under sanitizers or gVisor).
+  ((dt >= 3900 && dt < 4000 + 4000)) || fail "rank $r failed after $dt ms, want 4 s + at most 4 s"
 done
 echo "OK: missing rank 3 named by all 7 others, who gave up after $(( $(end_of 0) - t0 )) ms"
 
