@@ -1,0 +1,75 @@
+# Shared by the bench_*.sh rxe tests: paths, devices, a server helper and
+# JSON assertions over Google Benchmark output. Sourced, not run.
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR [SOURCE_DIR]}
+LAT=$build/bench/fabench-lat
+BW=$build/bench/fabench-bw
+DEV0=${FABENCH_RXE_DEV0:-rxe0}
+DEV1=${FABENCH_RXE_DEV1:-rxe1}
+IP1=${FABENCH_RXE_IP1:-10.50.0.2}
+WORK=$(mktemp -d /tmp/fabench-test.XXXXXX)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+# start_server BIN PORT LOG [ARGS...]: a server on DEV1, waiting until it listens.
+start_server() {
+  local bin=$1 port=$2 log=$3; shift 3
+  "$bin" -d "$DEV1" -p "$port" "$@" >"$log" 2>&1 &
+  SERVER_PID=$!
+  PIDS+=("$SERVER_PID")
+  for _ in $(seq 100); do
+    grep -q "serving on" "$log" && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log"; fail "server $bin exited early"; }
+    sleep 0.1
+  done
+  cat "$log"; fail "server did not start listening"
+}
+
+# check_json FILE N_EXPECTED [ITERATIONS]: every benchmark ran without error,
+# moved correct data (wrong == 0) and reported its counters.
+check_json() {
+  python3 - "$@" <<'PY'
+import json, sys
+path, expected = sys.argv[1], int(sys.argv[2])
+iters = int(sys.argv[3]) if len(sys.argv) > 3 else None
+doc = json.load(open(path))
+runs = [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+bad = []
+for b in runs:
+    name = b["name"]
+    if b.get("error_occurred"):
+        bad.append(f"{name}: {b.get('error_message')}")
+        continue
+    if b.get("wrong", -1) != 0:
+        bad.append(f"{name}: wrong={b.get('wrong')}")
+    if iters is not None and b["iterations"] != iters:
+        bad.append(f"{name}: {b['iterations']} iterations, expected {iters}")
+    if "_lat/" in name:
+        for k in ("min_us", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "mean_us"):
+            if not b.get(k, 0) > 0:
+                bad.append(f"{name}: counter {k} missing or not positive")
+        if not b["min_us"] <= b["p50_us"] <= b["p99_us"] <= b["max_us"]:
+            bad.append(f"{name}: percentiles out of order")
+        if b.get("samples") != b["iterations"]:
+            bad.append(f"{name}: {b.get('samples')} samples for {b['iterations']} iterations")
+    else:
+        for k in ("Gbps", "Mmsgps", "bytes_per_second"):
+            if not b.get(k, 0) > 0:
+                bad.append(f"{name}: counter {k} missing or not positive")
+if len(runs) != expected:
+    bad.append(f"{len(runs)} benchmarks ran, expected {expected}: {[b['name'] for b in runs]}")
+for line in bad:
+    print("FAIL:", line)
+ctx = doc["context"]
+for k in ("device", "link_layer", "active_mtu", "gid_index", "peer_host", "kernel", "rdma_core"):
+    if k not in ctx:
+        print(f"FAIL: context lacks {k}")
+        bad.append(k)
+print(f"checked {len(runs)} benchmarks in {path}")
+sys.exit(1 if bad else 0)
+PY
+}
