@@ -7,6 +7,8 @@ BW=$build/bench/fabench-bw
 DEV0=${FABENCH_RXE_DEV0:-rxe0}
 DEV1=${FABENCH_RXE_DEV1:-rxe1}
 IP1=${FABENCH_RXE_IP1:-10.50.0.2}
+# Debian's interpreter: a pyenv shim in PATH would add seconds under emulation.
+PY=$(command -v /usr/bin/python3 || command -v python3)
 WORK=$(mktemp -d /tmp/fabench-test.XXXXXX)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
@@ -29,10 +31,19 @@ start_server() {
   cat "$log"; fail "server did not start listening"
 }
 
+# wait_listen PORT: until something listens on TCP PORT (at most 20 s).
+wait_listen() {
+  for _ in $(seq 200); do
+    ss -Hltn "sport = :$1" | grep -q . && return 0
+    sleep 0.1
+  done
+  fail "nothing listens on port $1"
+}
+
 # check_json FILE N_EXPECTED [ITERATIONS]: every benchmark ran without error,
 # moved correct data (wrong == 0) and reported its counters.
 check_json() {
-  python3 - "$@" <<'PY'
+  "$PY" - "$@" <<'PY'
 import json, sys
 path, expected = sys.argv[1], int(sys.argv[2])
 iters = int(sys.argv[3]) if len(sys.argv) > 3 else None

@@ -27,7 +27,7 @@ ok "bandwidth: write/send/read over RC/UC/UD, data verified"
 timeout 300 "$BW" -d "$DEV0" -p 18701 "$IP1" --op write,send,read -s 65536 -n 500 -b --timeout 10 \
   --benchmark_out="$WORK/bibw.json" --benchmark_out_format=json || fail "bidirectional exited $?"
 check_json "$WORK/bibw.json" 3 500 || fail "bidirectional results"
-python3 - "$WORK/bibw.json" <<'PY' || fail "bidirectional counters"
+"$PY" - "$WORK/bibw.json" <<'PY' || fail "bidirectional counters"
 import json, sys
 for b in json.load(open(sys.argv[1]))["benchmarks"]:
     assert "_bibw/" in b["name"], b["name"]

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Bad input and faults: one clear line and a non-zero exit for each user
+# error; a dead peer is named within the timeout and measured results are
+# kept; the server survives garbage, oversized requests and dead clients.
+source "$(dirname "$0")/bench_common.bash"
+here=$(dirname "$0")
+
+# expect_error RC_WANTED PATTERN CMD...: CMD exits non-zero (or exactly
+# RC_WANTED when not "any") and its stderr has one line matching PATTERN.
+expect_error() {
+  local want=$1 pattern=$2; shift 2
+  local rc=0
+  timeout 60 "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  ((rc != 0)) || { cat "$WORK/out" "$WORK/err"; fail "'$*' succeeded; expected an error"; }
+  [[ $want == any || $rc == "$want" ]] || { cat "$WORK/err"; fail "'$*' exited $rc, expected $want"; }
+  grep -Eq -- "$pattern" "$WORK/err" || { cat "$WORK/err"; fail "'$*': no line matching /$pattern/"; }
+  local lines
+  lines=$(grep -c . "$WORK/err")
+  ((lines == 1)) || { cat "$WORK/err"; fail "'$*' printed $lines lines on stderr, expected one"; }
+  ok "$(head -c 150 "$WORK/err")"
+}
+
+# --- user errors -----------------------------------------------------------
+expect_error any "rxe9.*(rxe0|rxe1)" "$LAT" --loopback -d rxe9
+expect_error any "77.*RoCE v2" "$LAT" --loopback -d "$DEV0" -x 77
+expect_error 2 "exceeds" "$BW" --loopback -d "$DEV0" -s 3G
+expect_error 2 "contradict" "$LAT" --loopback -d "$DEV0" -a -s 64
+expect_error 2 "contradict" "$LAT" --loopback -d "$DEV0" -n 10 -D 1
+expect_error 2 "loopback" "$LAT" --loopback 10.0.0.1
+expect_error 2 "read needs RC" "$LAT" --loopback -d "$DEV0" --op read -c UD
+expect_error 2 "bidirectional|-b" "$LAT" --loopback -d "$DEV0" -b
+expect_error 2 "MTU" "$BW" --loopback -d "$DEV0" -m 3000
+expect_error 2 "Q 200 exceeds -t 16" "$BW" --loopback -d "$DEV0" -t 16 -Q 200
+
+# memlock too low: the registration fails with the hint, the run exits non-zero.
+# Root's CAP_IPC_LOCK ignores the limit, so this runs as nobody without it.
+rc=0
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+  bash -c "ulimit -l 64; timeout 60 '$BW' --loopback -d '$DEV0' -s 4M -n 10 --timeout 5" >"$WORK/ml.out" 2>&1 || rc=$?
+((rc != 0)) || fail "a 4 MiB registration under ulimit -l 64 succeeded"
+grep -q "ulimit -l" "$WORK/ml.out" || { cat "$WORK/ml.out"; fail "no memlock hint"; }
+ok "memlock: $(grep -o 'ibv_reg_mr[^)]*)' "$WORK/ml.out" | head -1)"
+
+# Port in use.
+start_server "$LAT" 18711 "$WORK/s1.log"
+expect_error any "18711.*already in use|already in use.*18711" "$LAT" -d "$DEV1" -p 18711
+
+# Unreachable peer: named, within the timeout.
+start=$SECONDS
+expect_error any "10\.50\.0\.99" "$LAT" -d "$DEV0" -p 18711 10.50.0.99 --timeout 3
+((SECONDS - start <= 15)) || fail "unreachable peer took $((SECONDS - start)) s to report (timeout 3 s)"
+
+# A peer of another protocol version: one line naming both versions.
+"$PY" "$here/fake_peer.py" server 18712 &
+PIDS+=($!)
+wait_listen 18712
+expect_error any "9\.9\.9.*0\.1\.0|0\.1\.0.*9\.9\.9" "$LAT" -d "$DEV0" -p 18712 127.0.0.1 --timeout 5
+
+# --- the server as a network service ----------------------------------------
+"$PY" "$here/fake_peer.py" garbage 18711
+"$PY" "$here/fake_peer.py" client 18711 >/dev/null || true
+sleep 0.5
+kill -0 "$SERVER_PID" || { cat "$WORK/s1.log"; fail "server died on garbage"; }
+(( $(grep -c "error" "$WORK/s1.log") >= 3 )) || { cat "$WORK/s1.log"; fail "server did not log the three bad clients"; }
+timeout 120 "$LAT" -d "$DEV0" -p 18711 "$IP1" -n 200 --timeout 10 >"$WORK/after-garbage.out" 2>&1 ||
+  { cat "$WORK/after-garbage.out"; fail "a real client failed after the garbage"; }
+ok "server logged garbage, an HTTP request and a v99 Hello, then served a real client"
+
+kill "$SERVER_PID"
+start_server "$BW" 18713 "$WORK/s2.log" --max-mem 1M
+rc=0
+timeout 120 "$BW" -d "$DEV0" -p 18713 "$IP1" -s 4M -n 10 --timeout 10 >"$WORK/mm.out" 2>&1 || rc=$?
+((rc != 0)) || fail "server accepted 4 MiB under --max-mem 1M"
+grep -q "max-mem" "$WORK/mm.out" || { cat "$WORK/mm.out"; fail "refusal does not mention --max-mem"; }
+timeout 120 "$BW" -d "$DEV0" -p 18713 "$IP1" -s 64K -n 100 --timeout 10 >/dev/null 2>&1 ||
+  fail "server did not serve a request within --max-mem after refusing one"
+ok "server refused 4 MiB above --max-mem 1M and kept serving"
+
+# --- a peer killed mid-run ---------------------------------------------------
+# Server killed: the client names it within the timeout; the finished
+# benchmark stays in the console output and in --benchmark_out.
+kill "$SERVER_PID"
+start_server "$LAT" 18714 "$WORK/s3.log" --timeout 5
+"$LAT" -d "$DEV0" -p 18714 "$IP1" -s 2,65536 -n 8000 --timeout 5 \
+  --benchmark_out="$WORK/killed.json" --benchmark_out_format=json >"$WORK/c3.out" 2>&1 &
+client=$!
+PIDS+=($client)
+for _ in $(seq 1200); do grep -q "^write_lat/rc/2/" "$WORK/c3.out" && break; sleep 0.1; done
+grep -q "^write_lat/rc/2/" "$WORK/c3.out" || { cat "$WORK/c3.out"; fail "first benchmark never finished"; }
+kill -9 "$SERVER_PID"
+killed_at=$SECONDS
+rc=0
+timeout 90 tail --pid=$client -f /dev/null || true
+wait $client || rc=$?
+((rc != 0)) || { cat "$WORK/c3.out"; fail "client exited 0 after its server was killed"; }
+((SECONDS - killed_at <= 30)) || fail "client took $((SECONDS - killed_at)) s to notice (timeout 5 s)"
+grep -q "10\.50\.0\.2" "$WORK/c3.out" || { cat "$WORK/c3.out"; fail "the error does not name the peer"; }
+"$PY" - "$WORK/killed.json" <<'PY' || { cat "$WORK/c3.out"; fail "measured results were not kept"; }
+import json, sys
+b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
+first = b["write_lat/rc/2/iterations:8000/manual_time"]
+assert not first.get("error_occurred") and first["p50_us"] > 0 and first["wrong"] == 0, first
+second = b["write_lat/rc/65536/iterations:8000/manual_time"]
+assert second.get("error_occurred"), second
+PY
+ok "server killed mid-run: client failed in $((SECONDS - killed_at)) s naming $IP1; first result kept in JSON"
+
+# Client killed: the server drops it and serves the next client.
+start_server "$BW" 18715 "$WORK/s4.log" --timeout 5
+"$BW" -d "$DEV0" -p 18715 "$IP1" -s 65536 -n 2000000 --timeout 5 >"$WORK/c4.out" 2>&1 &
+client=$!
+PIDS+=($client)
+for _ in $(seq 300); do grep -q "connected" "$WORK/s4.log" && break; sleep 0.1; done
+sleep 2
+kill -9 "$client"
+timeout 120 "$LAT" -d "$DEV0" -p 18715 "$IP1" -n 200 --timeout 30 >"$WORK/c5.out" 2>&1 ||
+  { cat "$WORK/s4.log" "$WORK/c5.out"; fail "server did not serve the next client after one was killed"; }
+grep -q "error" "$WORK/s4.log" || { cat "$WORK/s4.log"; fail "server did not log the dead client"; }
+ok "client killed mid-run: server logged '$(grep -m1 error "$WORK/s4.log" | head -c 120)' and served the next"
