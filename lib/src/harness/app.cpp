@@ -167,7 +167,8 @@ std::vector<TestSpec> build_specs(const Cli& c, Kind kind) {
         if (c.tx_depth != 0) s.tx_depth = c.tx_depth;
         s.rx_depth = c.rx_depth;
         s.post_list = c.post_list;
-        s.cq_mod = c.cq_mod != 0 ? c.cq_mod : std::min(s.cq_mod, s.tx_depth);
+        // Default moderation shrinks to what the window allows (validate()).
+        s.cq_mod = c.cq_mod != 0 ? c.cq_mod : std::min(s.cq_mod, s.tx_depth - std::min(s.post_list, s.tx_depth) + 1);
         s.inline_bytes = c.inline_bytes;
         s.bidirectional = c.bidir;
         s.events = c.events;
@@ -382,7 +383,13 @@ int bench_main(int argc, char** argv, Kind kind) {
             const std::uint64_t wrong = out.mine.wrong + out.theirs.wrong;
             state.counters["wrong"] = static_cast<double>(wrong);
             if (spec.kind == Kind::kLatency) {
-              set_latency_counters(state, samples.stats(), reports_half_rtt(spec.op));
+              try {
+                set_latency_counters(state, samples.stats(), reports_half_rtt(spec.op));
+              } catch (const std::exception& e) {
+                ++failures;
+                state.SkipWithError(e.what());
+                return;
+              }
             } else {
               set_bandwidth_counters(state, out.mine, out.theirs, spec.bidirectional);
               if (spec.transport == IBV_QPT_UD && out.theirs.received < out.mine.messages) {

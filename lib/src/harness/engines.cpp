@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <ctime>
+
+#include <poll.h>
 #include <vector>
 
 #include <fmt/format.h>
@@ -147,9 +149,10 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   wr.wr.rdma.rkey = side.remote()[0].rkey;
   const std::uint32_t base_flags = send_flags_for(side, msg, IBV_WR_RDMA_WRITE);
   // Selective signaling: one signaled WR per `every` keeps the send queue
-  // drained; at most two signaled WRs are ever outstanding, so the queue
-  // never holds more than 2 * every WRs.
+  // drained; at most keep_signaled + 1 signaled WRs are ever outstanding, so
+  // the queue never holds more than tx_depth WRs.
   const std::uint64_t every = std::max<std::uint32_t>(1, spec.tx_depth / 2);
+  const std::uint64_t keep_signaled = spec.tx_depth >= 2 ? 1 : 0;  // -t 1: one WR in flight at most
   volatile std::uint8_t* const in_flag = reinterpret_cast<volatile std::uint8_t*>(side.rx(0) + msg - 1);
   std::uint8_t* const out_flag = reinterpret_cast<std::uint8_t*>(side.tx(0) + msg - 1);
   std::array<ibv_wc, kPollBatch> wcs{};
@@ -191,8 +194,8 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
     if (const int rc = qp.post_send(wr); rc != 0) [[unlikely]] return fail(qp.send_error(rc, wr).what());
     if (signaled) {
       ++signals_out;
-      if (signals_out >= 2) {
-        const int r = reap_until(1);
+      if (signals_out > keep_signaled) {
+        const int r = reap_until(keep_signaled);
         if (r < 0) [[unlikely]] return completion_failure(side, wcs[0]);
         if (r == 0) [[unlikely]] return stall_failure(w, "a send completion", i, iters);
       }
@@ -253,8 +256,9 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
       return 1;
     }
   };
+  const std::uint64_t keep_signaled = spec.tx_depth >= 2 ? 1 : 0;
   auto reap_sends = [&](bool block) -> int {
-    while (signals_out >= (block ? 2U : 1U)) {
+    while (signals_out > (block ? keep_signaled : 0U)) {
       const int n = block ? wait_cq(side.send_cq(), spec.events, std::span(wcs.data(), kPollBatch), w, progress)
                           : side.send_cq().poll(wcs);
       if (n < 0) return -1;
@@ -431,6 +435,7 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
   const ibv_wr_opcode opcode = opcode_of(spec.op);
   const std::uint32_t base_flags = send_flags_for(side, msg, opcode);
   const bool ud = spec.transport == IBV_QPT_UD;
+  const bool unreliable = spec.transport != IBV_QPT_RC;
 
   // Prebuilt: per QP a chain of post_list WRs sharing one SGE. Reads land in
   // the rx slot; writes and sends come from the tx slot.
@@ -461,8 +466,9 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
   }
   if (!sends) std::fill(target.begin(), target.end(), 0);
   const std::uint64_t tx_total = sends ? iterations : 0;
-  // UD has no flow control: what finds no receive posted is dropped, so the
-  // receiver stops after a quiet period instead of waiting for every message.
+  // UC and UD have no flow control: what finds no receive posted is dropped,
+  // so their receiver stops after a quiet period instead of waiting for
+  // every message (the leader reports the loss).
   const std::uint64_t rx_total = receives ? iterations : 0;
   RecvRing ring(side);
   auto& rx_posted = side.run_state().rx_posted;
@@ -473,7 +479,8 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
   Watchdog w(limits);
   auto progress = [&] { return tx_done + rx_done; };
   std::uint64_t t_last_rx = 0;
-  const std::uint64_t ud_quiet_ns = 200'000'000ULL;
+  const std::uint64_t quiet_ns = 20'000'000ULL;
+  const std::uint64_t leader_quiet_ns = 500'000'000ULL;
   const verbs::CompletionQueue* armed = nullptr;
 
   const std::uint64_t t_start = now_ns();
@@ -534,11 +541,22 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
       if (n > 0) {
         rx_done += static_cast<std::uint64_t>(n);
         idle = false;
-        if (ud) t_last_rx = now_ns();
+        if (unreliable) t_last_rx = now_ns();
       }
     }
     if (idle) {
-      if (ud && receives && tx_done == tx_total && rx_done > 0 && w.due() && now_ns() - t_last_rx > ud_quiet_ns) break;
+      if (unreliable && receives && tx_done == tx_total && w.due()) {
+        if (limits.leader_fd >= 0) {
+          pollfd pfd{limits.leader_fd, POLLIN, 0};
+          // The leader is done sending: take what is still arriving until
+          // the receive CQ has been quiet for a while, then stop.
+          if (::poll(&pfd, 1, 0) > 0 && (t_last_rx == 0 || now_ns() - t_last_rx > quiet_ns)) break;
+        } else if (rx_done > 0 && now_ns() - t_last_rx > leader_quiet_ns) {
+          // Leader of a bidirectional run: no one tells it when the follower
+          // is done, so a long silence after its own sends ends the run.
+          break;
+        }
+      }
       if (spec.events) {
         // Event mode: arm the CQ that still owes completions, poll once more
         // (a completion that beat the arm raises no event), then block.

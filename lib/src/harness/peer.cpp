@@ -86,7 +86,8 @@ milliseconds idle_timeout(const PeerOptions& o) { return o.timeout * 10; }
 
 void follow(ctrl::Channel& ch, const Context& ctx, const PeerOptions& o) {
   std::unique_ptr<Side> side;
-  const RunLimits limits{o.timeout};
+  RunLimits limits{o.timeout};
+  limits.leader_fd = ch.fd();
   for (;;) {
     ctrl::Message msg = ch.recv(idle_timeout(o));
     if (std::holds_alternative<ctrl::Goodbye>(msg)) return;

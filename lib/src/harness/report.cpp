@@ -92,6 +92,9 @@ void add_fabric_context(const Context& ctx, const PeerInfo* peer, const std::str
     add("peer_device", peer->device);
     add("peer_fw_ver", peer->fw_ver);
     add("peer_port_rate_Gbps", fmt::format("{:g}", peer->port_rate_gbps));
+    add("peer_link_layer", peer->link_layer);
+    add("peer_active_mtu", std::to_string(peer->active_mtu_bytes));
+    add("peer_fabench_version", peer->version);
   }
 }
 

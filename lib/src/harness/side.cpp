@@ -34,9 +34,6 @@ Context::Context(const ContextOptions& options)
   if (!port_.is_active()) {
     throw std::runtime_error(fmt::format("{} port {} is {}, not ACTIVE", device_.name(), port_.port_num, port_.state_name));
   }
-  verbs::QpConfig cfg;
-  cfg.port = port_.port_num;
-  cfg.gid_index = options.gid_index;
   if (port_.is_ethernet() || options.gid_index >= 0) {
     const auto table = device_.gid_table(port_.port_num);
     gid_index_ = verbs::choose_gid(table, port_.link_layer, options.gid_index).index;

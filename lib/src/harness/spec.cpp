@@ -211,6 +211,12 @@ std::string validate(const TestSpec& s) {
   // never be drained: a signaled WR must fit inside every window.
   if (s.cq_mod > s.tx_depth) return fmt::format("-Q {} exceeds -t {}: the send queue would fill with unsignaled WRs", s.cq_mod, s.tx_depth);
   if (s.post_list > s.tx_depth) return fmt::format("-l {} exceeds -t {}", s.post_list, s.tx_depth);
+  // A window stops taking chains once fewer than post_list slots are free:
+  // it must still hold a signaled WR then, or nothing ever completes.
+  if (s.kind == Kind::kBandwidth && s.cq_mod + s.post_list - 1 > s.tx_depth) {
+    return fmt::format("-Q {} with -l {} needs -t >= {} (a full send queue must hold a signaled WR)", s.cq_mod,
+                       s.post_list, s.cq_mod + s.post_list - 1);
+  }
   if (s.kind == Kind::kBandwidth && s.op == Op::kSend && s.rx_depth == 0) return "rx depth must be at least 1";
   if (s.kind == Kind::kLatency && s.qps != 1) return "latency runs on one queue pair (-q applies to bandwidth)";
   if (s.bidirectional && s.kind == Kind::kLatency) return "-b (bidirectional) applies to bandwidth only";

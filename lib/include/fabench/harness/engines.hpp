@@ -25,6 +25,10 @@ inline constexpr std::uint8_t kFollowerSeed = 0x5a;
 struct RunLimits {
   // No progress (message sent, received or completed) for this long fails the run.
   std::chrono::milliseconds stall{10'000};
+  // Follower: the control socket. A UC/UD receiver (no flow control, so
+  // messages may be dropped) ends its run when the leader's "finish" makes
+  // this readable, instead of waiting for messages that will never come.
+  int leader_fd = -1;
 };
 
 struct RunResult {

@@ -6,14 +6,15 @@
 //   leader                              follower
 //   Command setup(spec)          ->     build Side (or refuse: Result kUnsupported)
 //                                <-     Result ok, EndpointExchange(its QPs)
-//   build Side, connect
+//   build Side
 //   EndpointExchange(our QPs)    ->     connect
+//   connect
 //                                <-     Result ok
 //   Command run(n)               ->     prepare (flags, receives)
 //                                <-     Result ok ("ready")
 //   run n iterations                    run n iterations (or nothing: one-sided)
 //   Command finish               ->     check payload
-//                                <-     Result values {seconds, messages, bytes, received, wrong}
+//                                <-     Result values {ok, seconds, messages, bytes, received, wrong}
 //   ... Goodbye                  ->     back to accepting the next client
 //
 // A follower serves any spec from any client, one client at a time; a client
