@@ -17,3 +17,18 @@ ctx = json.load(open(sys.argv[1]))["context"]
 assert ctx["device"] == "rxe0" and ctx["peer_device"] == "rxe1" and ctx["mode"] == "loopback", ctx
 PY
 ok "fabench-bw --loopback across two devices"
+
+# Google Benchmark's own flags work unchanged: filter, repetitions with
+# aggregates, CSV on stdout, JSON to a file, and compare.py over two runs.
+timeout 300 "$LAT" --loopback -d "$DEV0" --op write,read -s 2,64 -n 200 --timeout 10 \
+  --benchmark_filter='write_lat/rc/64' --benchmark_repetitions=3 --benchmark_format=csv \
+  --benchmark_out="$WORK/rep1.json" --benchmark_out_format=json >"$WORK/rep.csv" || fail "repetitions run exited $?"
+grep -q '^"write_lat/rc/64/iterations:200/manual_time_mean"' "$WORK/rep.csv" || { cat "$WORK/rep.csv"; fail "no mean aggregate in CSV"; }
+(( $(grep -c '^"write_lat/rc/64/iterations:200/manual_time"' "$WORK/rep.csv") == 3 )) || fail "expected 3 repetitions in CSV"
+grep -q 'read_lat\|write_lat/rc/2/' "$WORK/rep.csv" && fail "--benchmark_filter let other benchmarks through"
+timeout 300 "$LAT" --loopback -d "$DEV0" -s 64 -n 200 --timeout 10 --benchmark_repetitions=3 \
+  --benchmark_out="$WORK/rep2.json" --benchmark_out_format=json >/dev/null || fail "second repetitions run exited $?"
+"$PY" /usr/share/benchmark/compare.py benchmarks "$WORK/rep1.json" "$WORK/rep2.json" >"$WORK/compare.txt" 2>&1 ||
+  { cat "$WORK/compare.txt"; fail "compare.py failed on two fabench JSON runs"; }
+grep -q "write_lat/rc/64" "$WORK/compare.txt" || { cat "$WORK/compare.txt"; fail "compare.py output lacks the benchmark"; }
+ok "Google Benchmark filter, repetitions, CSV, JSON out and compare.py"
