@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# callgrind.sh: user-space instructions per message of the write-bandwidth
+# client, perftest's ib_write_bw against fabench-bw, under valgrind's
+# callgrind. Each tool's client runs twice, with N1 and N2 messages; the
+# difference (Ir(N2) - Ir(N1)) / (N2 - N1) is the per-message cost of the
+# loop with setup, connection, reporting and teardown cancelled out. The
+# servers run natively. perftest gets -N (no peak bandwidth): its peak search
+# after the loop grows with N^2 / cq_mod and would otherwise count as
+# per-message work (-N also drops its two rdtsc per message from the loop).
+# perftest sends nothing inline on rxe (it does not know the device), so
+# fabench-bw gets -I 0 to do the same work.
+#
+# Runs inside the test bed, like perftest.sh:
+#   tools/softroce-vm --wire --timeout 1500 -- bench/compare/callgrind.sh --build build/perf
+set -euo pipefail
+
+prog=callgrind.sh
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+usage() {
+  cat <<EOF
+Usage: bench/compare/$prog [OPTIONS]
+  --build DIR       fabench build directory (default build/perf)
+  --n1 N --n2 N     total messages of the two runs (default 2000, 12000)
+  --rate            also the message-rate configuration (-s 8 -q 4 -l 8 -Q 8)
+  --out DIR         callgrind files and the table (default \$FABENCH_OUT/callgrind, else a temp dir)
+  --run-timeout S   limit of every run (default 900)
+EOF
+}
+die() { echo "$prog: error: $*" >&2; exit 2; }
+
+build=build/perf n1=2000 n2=12000 rate=0 out="" run_timeout=900
+while (($#)); do
+  case "$1" in
+    --build) build=${2:?}; shift ;;
+    --n1) n1=${2:?}; shift ;;
+    --n2) n2=${2:?}; shift ;;
+    --rate) rate=1 ;;
+    --out) out=${2:?}; shift ;;
+    --run-timeout) run_timeout=${2:?}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+  shift
+done
+((n2 > n1)) || die "--n2 must exceed --n1"
+DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
+GID=${FABENCH_GID_INDEX:-1}
+for d in "$DEV0" "$DEV1"; do
+  [[ -e /sys/class/infiniband/$d ]] || die "no RDMA device '$d' here; run me inside tools/softroce-vm --wire -- bench/compare/$prog"
+done
+BW=$build/bench/fabench-bw
+[[ -x $BW ]] || die "no $BW: build first"
+for t in valgrind callgrind_annotate ib_write_bw python3 ss timeout; do
+  command -v $t >/dev/null || die "'$t' not found"
+done
+[[ -n $out ]] || out=${FABENCH_OUT:+$FABENCH_OUT/callgrind}
+[[ -n $out ]] || out=$(mktemp -d /tmp/fabench-callgrind.XXXXXX)
+mkdir -p "$out"
+
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+wait_listen() {
+  local port=$1 pid=$2 log=$3
+  for _ in $(seq 200); do
+    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "server on port $port exited early"; }
+    sleep 0.05
+  done
+  cat "$log" >&2; die "nothing listens on port $port"
+}
+
+
+VG=(valgrind --tool=callgrind --quiet)
+# Same pinning as perftest.sh: client on CPU 0, servers on CPU 1.
+CLI=() SRV=()
+if (($(nproc) >= 2)) && command -v taskset >/dev/null; then CLI=(taskset -c 0) SRV=(taskset -c 1); fi
+FBW_PORT=18711
+timeout $((run_timeout * 20)) "${SRV[@]}" "$BW" -d "$DEV1" -x "$GID" -p $FBW_PORT --timeout 600 >"$out/fabench-bw.server.log" 2>&1 &
+PIDS+=($!); wait_listen $FBW_PORT $! "$out/fabench-bw.server.log"
+pt_port=18900
+# run_pt TAG N QPS ARGS...: perftest's -n is per QP
+run_pt() {
+  local tag=$1 n=$2 qps=$3; shift 3
+  local per_qp=$((n / qps))
+  pt_port=$((pt_port + 1))
+  timeout "$run_timeout" "${SRV[@]}" ib_write_bw -d "$DEV1" -x "$GID" -p $pt_port "$@" -N -n $per_qp >"$out/$tag.server.txt" 2>&1 &
+  local spid=$!
+  wait_listen $pt_port $spid "$out/$tag.server.txt"
+  local rc=0
+  timeout "$run_timeout" "${CLI[@]}" "${VG[@]}" --callgrind-out-file="$out/$tag.cg" \
+    ib_write_bw -d "$DEV0" -x "$GID" -p $pt_port "$@" -N -n $per_qp "$IP1" >"$out/$tag.txt" 2>&1 || rc=$?
+  wait $spid || true
+  # After the loop perftest samples the CPU clock for its report; under
+  # valgrind that sampling often fails ("Can't produce a report", exit 1).
+  # The loop has run by then and callgrind still writes its counts; the
+  # report's status is recorded so the summary can say when n1 and n2 differ.
+  if ((rc != 0)) && ! { [[ -s $out/$tag.cg ]] && grep -q "Can't produce a report" "$out/$tag.txt"; }; then
+    tail "$out/$tag.txt" >&2; die "perftest under callgrind failed ($tag, exit $rc)"
+  fi
+  echo "$rc" >"$out/$tag.rc"
+}
+run_fb() {
+  local tag=$1 n=$2; shift 2
+  timeout "$run_timeout" "${CLI[@]}" "${VG[@]}" --callgrind-out-file="$out/$tag.cg" \
+    "$BW" -d "$DEV0" -x "$GID" -p $FBW_PORT -I 0 "$@" -n "$n" "$IP1" >"$out/$tag.txt" 2>&1 ||
+    { tail "$out/$tag.txt" >&2; die "fabench-bw under callgrind failed ($tag)"; }
+}
+
+configs=("bw8|1|-s 8 -q 1 -l 1 -t 128 -Q 100")
+((rate)) && configs+=("rate8|4|-s 8 -q 4 -l 8 -t 128 -Q 8")
+: >"$out/runs.txt"
+for c in "${configs[@]}"; do
+  IFS='|' read -r name qps args <<<"$c"
+  for n in "$n1" "$n2"; do
+    # shellcheck disable=SC2086
+    run_pt "$name.perftest.$n" "$n" "$qps" $args
+    echo "$prog: $name perftest n=$n done" >&2
+    # shellcheck disable=SC2086
+    run_fb "$name.fabench.$n" "$n" $args
+    echo "$prog: $name fabench n=$n done" >&2
+  done
+  echo "$name|$args|$n1|$n2" >>"$out/runs.txt"
+done
+for f in "$out"/*.cg; do callgrind_annotate --threshold=100 "$f" >"${f%.cg}.annotate.txt" 2>/dev/null || true; done
+python3 "$here/callgrind_summary.py" "$out"
