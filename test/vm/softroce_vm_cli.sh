@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tools/softroce-vm's own contract, on the host: exit status follows the
+# command, bad use ends with one clear message and a non-zero status, and a
+# hung guest is killed at its timeout (no hang).
+set -euo pipefail
+src=${1:?usage: $0 SOURCE_DIR}
+vm=$src/tools/softroce-vm
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+# expect RC PATTERN CMD...: CMD exits with RC and says PATTERN on stderr.
+expect() {
+  local want=$1 pattern=$2; shift 2
+  local rc=0
+  "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [[ $rc == "$want" ]] || { cat "$work/out" "$work/err"; fail "'$*' exited $rc, expected $want"; }
+  grep -Eq -- "$pattern" "$work/err" || { cat "$work/err"; fail "'$*': stderr lacks /$pattern/"; }
+  ok "$* -> $rc: $(grep -Em1 -- "$pattern" "$work/err" | head -c 140)"
+}
+
+expect 2 "no command given" "$vm"
+expect 2 "unknown option '--bogus'" "$vm" --bogus -- true
+expect 2 "--timeout: 'soon'" "$vm" --timeout soon -- true
+expect 2 "--env: 'novalue'" "$vm" --env novalue -- true
+
+# No qemu on PATH: a clear message naming the package.
+mkdir -p "$work/bin"
+for t in bash awk grep sed mktemp cat dirname nproc env rdma ip tc file; do
+  p=$(command -v "$t") && ln -sf "$p" "$work/bin/$t"
+done
+expect 2 "qemu-system-x86_64 not found.*qemu-system-x86" env PATH="$work/bin" "$vm" -- true
+
+# No kernel package reachable: apt-get download fails, clearly.
+expect 2 "apt-get download linux-image-0.0.0-nonexistent failed" \
+  env FABENCH_CACHE="$work/cache" FABENCH_KERNEL_PKG=linux-image-0.0.0-nonexistent "$vm" -- true
+
+# The command's exit status and output come back.
+rc=0
+out=$("$vm" -- sh -c 'echo from-guest; echo to-stderr >&2; exit 7' 2>"$work/err") || rc=$?
+[[ $rc == 7 ]] || fail "exit status $rc, expected the command's 7"
+[[ $out == from-guest ]] || fail "stdout was '$out'"
+grep -q to-stderr "$work/err" || fail "stderr did not come back"
+ok "exit status 7 and both output streams came back"
+
+# Arguments with spaces and quotes survive the trip.
+out=$("$vm" -- printf '<%s>' "a b" "c'd" '$HOME') || fail "printf in the guest failed"
+[[ $out == "<a b><c'd><\$HOME>" ]] || fail "arguments arrived as '$out'"
+ok "arguments quoted exactly"
+
+# A hung guest command is killed at the timeout with a message.
+start=$SECONDS
+expect 124 "did not finish within 20 s" "$vm" --timeout 20 -- sleep 600
+((SECONDS - start < 60)) || fail "timeout took $((SECONDS - start)) s"
