@@ -392,8 +392,8 @@ int bench_main(int argc, char** argv, Kind kind) {
               }
             } else {
               set_bandwidth_counters(state, out.mine, out.theirs, spec.bidirectional);
-              if (spec.transport == IBV_QPT_UD && out.theirs.received < out.mine.messages) {
-                state.counters["ud_lost"] = static_cast<double>(out.mine.messages - out.theirs.received);
+              if (spec.op == Op::kSend && spec.transport != IBV_QPT_RC && out.theirs.received < out.mine.messages) {
+                state.counters["lost"] = static_cast<double>(out.mine.messages - out.theirs.received);
               }
             }
             if (wrong > 0) {
