@@ -37,6 +37,7 @@ Options:
   --out DIR          raw results and the summary (default \$FABENCH_OUT, else a temp dir)
   --run-timeout S    limit of every single tool run in seconds (default 180)
   --no-pin           do not pin (default: client on CPU 0, servers on CPU 1, both tools)
+  --no-idle          normal scheduling policy (default: SCHED_IDLE for both tools' processes)
   -h, --help         this help
 
 Devices: \$FABENCH_RXE_DEV0/DEV1 (rxe0/rxe1), server address \$FABENCH_RXE_IP1 (10.50.0.2).
@@ -46,7 +47,7 @@ die() { echo "$prog: error: $*" >&2; exit 2; }
 
 build=build/perf pairs=5 lat_iters=2000 bw_iters=2000 rate_iters=5000
 tests=write_lat_2,write_lat_4K,send_lat_2,send_lat_4K,read_lat_2,read_lat_4K,write_bw_64K,msgrate_8B
-callgrind=0 compare=1 cg_n1=2000 cg_n2=12000 out=${FABENCH_OUT:-} run_timeout=180 pin=1
+callgrind=0 compare=1 cg_n1=2000 cg_n2=12000 out=${FABENCH_OUT:-} run_timeout=180 pin=1 idle=1
 while (($#)); do
   case "$1" in
     --build) build=${2:?}; shift ;;
@@ -62,6 +63,7 @@ while (($#)); do
     --out) out=${2:?}; shift ;;
     --run-timeout) run_timeout=${2:?}; shift ;;
     --no-pin) pin=0 ;;
+    --no-idle) idle=0 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -89,9 +91,15 @@ done
 # one CPU take turns at the scheduler tick (ms), which splits every latency
 # run into a fast and a slow mode at random. Pinning them apart (both tools
 # alike) removes that lottery; the kernel's rxe work runs where it is raised.
+# SCHED_IDLE: the kernel's rxe work that a packet defers to ksoftirqd or a
+# kworker must wait for a spinning benchmark process on its CPU to use up its
+# time slice (milliseconds) under the normal policy; that puts whole runs into
+# a slow mode at random. As SCHED_IDLE tasks both tools' processes yield to
+# that kernel work at once and still have the CPU to themselves otherwise.
 CLI=() SRV=()
+if ((idle)) && command -v chrt >/dev/null; then CLI=(chrt -i 0) SRV=(chrt -i 0); fi
 if ((pin)) && (($(nproc) >= 2)) && command -v taskset >/dev/null; then
-  CLI=(taskset -c 0) SRV=(taskset -c 1)
+  CLI+=(taskset -c 0) SRV+=(taskset -c 1)
 fi
 
 if [[ -z $out ]]; then out=$(mktemp -d /tmp/fabench-compare.XXXXXX); fi
