@@ -3,7 +3,9 @@
 // values it can predict for every rank, checks them, passes N barriers,
 // prints one line and exits 0; otherwise prints the error and exits non-zero.
 // --die-rank/--die-at and --delay-rank/--delay-ms stage failures for the
-// test scripts (test/rxe/bootstrap_*.sh).
+// test scripts (test/rxe/bootstrap_*.sh); --stamp DIR records when things
+// happened, so the scripts can time from the event itself rather than from
+// before process start-up (slow under emulation, sanitizers or gVisor).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -43,7 +45,26 @@ std::vector<Endpoint> fake_endpoints(std::uint32_t r) {
 
 std::string fake_bytes(std::uint32_t r) { return fmt::format("rank {} says hello", r); }
 
+// --stamp DIR: DIR/<rank>.<what> gets the wall clock (CLOCK_REALTIME, ms since
+// the epoch, as the scripts' $EPOCHREALTIME and `date +%s%N`) at this moment.
+std::string stamp_dir;
+
+void stamp(std::uint32_t rank, const char* what) {
+  if (stamp_dir.empty()) return;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  const std::string path = fmt::format("{}/{}.{}", stamp_dir, rank, what);
+  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fprintf(f, "%lld\n", static_cast<long long>(ms));
+    std::fclose(f);
+  } else {
+    std::fprintf(stderr, "fabench_bootstrap_probe: rank %u: cannot write %s\n", rank, path.c_str());
+  }
+}
+
 void die_here(std::uint32_t rank, const std::string& where) {
+  stamp(rank, "died");
   std::fprintf(stderr, "fabench_bootstrap_probe: rank %u: killing myself (SIGKILL) at %s\n", rank, where.c_str());
   std::fflush(stderr);
   std::raise(SIGKILL);
@@ -75,6 +96,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"start", "allgather", "barrier"}));
   app.add_option("--delay-rank", delay_rank, "the rank that starts late");
   app.add_option("--delay-ms", delay_ms, "how late --delay-rank starts");
+  app.add_option("--stamp", stamp_dir,
+                 "write DIR/<rank>.begin (rendezvous starts) and DIR/<rank>.died (--die-rank dies), ms since "
+                 "the epoch");
   CLI11_PARSE(app, argc, argv);
 
   if (*rank_opt) opts.rank = rank;
@@ -93,6 +117,7 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     }
 
+    stamp(my_rank, "begin");
     const auto t0 = std::chrono::steady_clock::now();
     auto boot = fabench::ctrl::Bootstrap::connect(cfg);
 

@@ -10,7 +10,41 @@ host=$(hostname)
 work=$(mktemp -d /tmp/fabench-bootstrap.XXXXXX)
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# Wall clock in ms since the epoch (the probe's --stamp files use the same
+# clock). $EPOCHREALTIME (bash 5) spares a fork+exec of date per reading,
+# which costs real time under emulation.
+now_ms() {
+  if [[ -n ${EPOCHREALTIME:-} ]]; then
+    local t=${EPOCHREALTIME/[.,]/}
+    echo $(( 10#$t / 1000 ))
+  else
+    echo $(( $(date +%s%N) / 1000000 ))
+  fi
+}
+
+# Timing bounds. Every bound measures from the event it is about (a rank's
+# death, rank 0 starting its rendezvous wait: the probe's --stamp files), not
+# from before start-up: in the Soft-RoCE VM (FABENCH_IN_VM=1, qemu TCG on a
+# possibly shared host) starting a process takes from 0.2 s to many seconds
+# (python3 behind a pyenv shim: ~20 s). What is left is scheduling, which
+# emulation still slows 10-100x, so in the VM each bound gets $slack_ms more;
+# every bound, slack included, stays below the timeout it proves was not waited
+# out (check_bound enforces that).
+if [[ ${FABENCH_IN_VM:-0} == 1 ]]; then slack_ms=4000; else slack_ms=0; fi
+
+# check_bound DT BOUND NOT_WAITED WHAT: fail with WHAT unless DT < BOUND +
+# $slack_ms, which must be below NOT_WAITED (ms), the wait the check rules out.
+check_bound() {
+  local dt=$1 bound=$(( $2 + slack_ms )) not_waited=$3
+  ((bound < not_waited)) || fail "test bug: bound $bound ms is not below the $not_waited ms it is to rule out"
+  ((dt < bound)) || fail "$4 (bound $bound ms)"
+}
+
+# stamp_of DIR RANK WHAT: the probe's --stamp DIR time (ms) for RANK.
+stamp_of() {
+  [[ -s $1/$2.$3 ]] || fail "rank $2 wrote no $3 stamp in $1"
+  cat "$1/$2.$3"
+}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 fail() { echo "FAIL: $*"; for f in "$work"/*.err; do [[ -s $f ]] && sed "s|^|  $(basename "$f" .err): |" "$f"; done; exit 1; }
 
