@@ -45,7 +45,8 @@ stamp_of() {
   [[ -s $1/$2.$3 ]] || fail "rank $2 wrote no $3 stamp in $1"
   cat "$1/$2.$3"
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Debian's interpreter where present: a pyenv shim costs ~20 s per start under emulation.
+free_port() { "$(command -v /usr/bin/python3 || command -v python3)" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 fail() { echo "FAIL: $*"; for f in "$work"/*.err; do [[ -s $f ]] && sed "s|^|  $(basename "$f" .err): |" "$f"; done; exit 1; }
 
 # spawn_ranks N PORT PROBE_ARGS...: start N probes directly (no launcher, so
