@@ -38,6 +38,10 @@ class Watchdog {
   // True once no progress was seen for the stall timeout.
   bool stalled(std::uint64_t progress) noexcept {
     if (++spins_ % kWatchEvery != 0) return false;
+    return stalled_now(progress);
+  }
+  // Reads the clock at once: for event mode, where each wakeup is already rare.
+  bool stalled_now(std::uint64_t progress) noexcept {
     const std::uint64_t t = now_ns();
     if (progress != last_progress_) {
       last_progress_ = progress;
@@ -125,9 +129,7 @@ int wait_cq(const verbs::CompletionQueue& cq, bool events, std::span<ibv_wc> wcs
       if (n != 0) return n;
       const int ev = cq.wait_event(100);
       if (ev < 0) return -1;
-      if (ev == 0 && w.stalled(progress())) return 0;
-      // In event mode every wakeup is rare, so let the watchdog see time pass.
-      for (std::uint32_t i = 1; i < kWatchEvery; ++i) (void)w.stalled(progress());
+      if (w.stalled_now(progress())) return 0;
       continue;
     }
     if (w.stalled(progress())) return 0;
@@ -571,9 +573,8 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
         const int ev = cq.wait_event(tx_done < tx_total && rx_done < rx_total ? 1 : 100);
         if (ev < 0) [[unlikely]] return fail("waiting for a completion event failed");
         armed = nullptr;
-        for (std::uint32_t k = 1; k < kWatchEvery; ++k) (void)w.stalled(progress());
       }
-      if (w.stalled(progress())) [[unlikely]] {
+      if (spec.events ? w.stalled_now(progress()) : w.stalled(progress())) [[unlikely]] {
         return stall_failure(w, tx_done < tx_total ? "send completions" : "the peer's messages", tx_done + rx_done,
                              tx_total + rx_total);
       }
