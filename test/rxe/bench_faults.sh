@@ -23,7 +23,7 @@ expect_error() {
 # --- user errors -----------------------------------------------------------
 expect_error any "rxe9.*(rxe0|rxe1)" "$LAT" --loopback -d rxe9
 expect_error any "77.*RoCE v2" "$LAT" --loopback -d "$DEV0" -x 77
-expect_error 2 "exceeds" "$BW" --loopback -d "$DEV0" -s 3G
+expect_error 2 "exceeds rxe0 port 1's max_msg_sz" "$BW" --loopback -d "$DEV0" -s 3G
 expect_error 2 "contradict" "$LAT" --loopback -d "$DEV0" -a -s 64
 expect_error 2 "contradict" "$LAT" --loopback -d "$DEV0" -n 10 -D 1
 expect_error 2 "loopback" "$LAT" --loopback 10.0.0.1

@@ -187,7 +187,8 @@ bool TestSpec::follower_active() const noexcept {
 }
 
 std::string validate(const TestSpec& s) {
-  const auto tr = transport_name(s.transport);
+  std::string tr(transport_name(s.transport));  // "UD" in messages, as users type it
+  for (auto& c : tr) c = static_cast<char>(c - 'a' + 'A');
   if (s.transport != IBV_QPT_RC && s.transport != IBV_QPT_UC && s.transport != IBV_QPT_UD) {
     return "transport must be RC, UC or UD";
   }
@@ -226,7 +227,8 @@ std::string validate(const TestSpec& s) {
   if (s.transport == IBV_QPT_UD && s.mtu_bytes != 0 && s.msg_bytes > s.mtu_bytes) {
     return fmt::format("UD messages must fit in one MTU ({} B > MTU {} B)", s.msg_bytes, s.mtu_bytes);
   }
-  if (s.msg_bytes > (std::uint64_t{1} << 31)) return fmt::format("message size {} B exceeds 2 GiB", s.msg_bytes);
+  // An SGE's length is 32 bits; the device's max_msg_sz is checked against the port later.
+  if (s.msg_bytes > 0xffffffffULL) return fmt::format("message size {} B exceeds the 4 GiB - 1 an SGE can carry", s.msg_bytes);
   return {};
 }
 
