@@ -188,7 +188,7 @@ bool TestSpec::follower_active() const noexcept {
 
 std::string validate(const TestSpec& s) {
   std::string tr(transport_name(s.transport));  // "UD" in messages, as users type it
-  for (auto& c : tr) c = static_cast<char>(c - 'a' + 'A');
+  for (auto& c : tr) c = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
   if (s.transport != IBV_QPT_RC && s.transport != IBV_QPT_UC && s.transport != IBV_QPT_UD) {
     return "transport must be RC, UC or UD";
   }
