@@ -41,6 +41,25 @@ setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 grep -q "ulimit -l" "$WORK/ml.out" || { cat "$WORK/ml.out"; fail "no memlock hint"; }
 ok "memlock: $(grep -o 'ibv_reg_mr[^)]*)' "$WORK/ml.out" | head -1)"
 
+# The same limit on the client alone: that benchmark fails with the hint,
+# the conversation survives and the next benchmark runs on the same server.
+start_server "$LAT" 18716 "$WORK/s0.log" --timeout 10
+rc=0
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+  bash -c "ulimit -l 64; timeout 120 '$LAT' -d '$DEV0' -p 18716 '$IP1' -s 4M,2 -n 100 --timeout 10 --benchmark_format=json" \
+  >"$WORK/ml2.json" 2>"$WORK/ml2.err" || rc=$?
+((rc == 1)) || { cat "$WORK/ml2.err"; fail "client under ulimit -l 64 exited $rc, expected 1"; }
+"$PY" - "$WORK/ml2.json" <<'PY' || { cat "$WORK/ml2.err"; fail "a local registration failure broke the session"; }
+import json, sys
+b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
+big = b["write_lat/rc/4194304/iterations:100/manual_time"]
+assert big.get("error_occurred") and "ulimit -l" in big["error_message"], big
+small = b["write_lat/rc/2/iterations:100/manual_time"]
+assert not small.get("error_occurred") and small["wrong"] == 0, small
+PY
+kill "$SERVER_PID"
+ok "client-side memlock failure: that benchmark failed with the hint, the next one ran"
+
 # Port in use.
 start_server "$LAT" 18711 "$WORK/s1.log"
 expect_error any "18711.*already in use|already in use.*18711" "$LAT" -d "$DEV1" -p 18711

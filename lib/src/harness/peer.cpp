@@ -269,11 +269,29 @@ void Leader::setup(const TestSpec& spec) {
                           fmt::format("{} sent {} where its endpoints were expected", channel_.describe(),
                                       ctrl::type_name(ctrl::type_of(msg))));
   }
-  auto side = std::make_unique<Side>(ctx_, spec);
-  side->fill_pattern(kLeaderSeed);
-  channel_.send(ctrl::EndpointExchange{0, side->endpoints()});
-  side->connect(eps->endpoints);
+  // The follower now waits for our endpoints: it gets them (or an empty
+  // list when our side failed) either way, so a local failure fails this
+  // benchmark only, not the whole conversation.
+  std::unique_ptr<Side> side;
+  std::string local_error;
+  try {
+    side = std::make_unique<Side>(ctx_, spec);
+    side->fill_pattern(kLeaderSeed);
+  } catch (const std::exception& e) {
+    side.reset();
+    local_error = e.what();
+  }
+  channel_.send(ctrl::EndpointExchange{0, side ? side->endpoints() : std::vector<verbs::Endpoint>{}});
+  if (side) {
+    try {
+      side->connect(eps->endpoints);
+    } catch (const std::exception& e) {
+      side.reset();
+      local_error = e.what();
+    }
+  }
   const auto ack = await_result(r.sequence, options_.timeout);
+  if (!local_error.empty()) throw std::runtime_error(local_error);
   if (ack.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ack.error);
   side_ = std::move(side);
   spec_ = spec;
