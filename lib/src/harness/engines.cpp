@@ -138,6 +138,16 @@ int wait_cq(const verbs::CompletionQueue& cq, bool events, std::span<ibv_wc> wcs
 
 // ---------------------------------------------------------------- latency --
 
+// A completed ping-pong: every iteration sent and received one message.
+RunResult pingpong_result(std::uint64_t t_start, std::uint64_t t_end, std::uint64_t iters, std::uint32_t msg) {
+  RunResult r;
+  r.seconds = static_cast<double>(t_end - t_start) / 1e9;
+  r.messages = iters;
+  r.bytes = iters * msg;
+  r.received = iters;
+  return r;
+}
+
 RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits) {
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
@@ -216,12 +226,7 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   if (const int r = reap_until(0); r <= 0) {
     return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, "the last send completion", i, iters);
   }
-  RunResult r;
-  r.seconds = static_cast<double>(t_end - t_start) / 1e9;
-  r.messages = iters;
-  r.bytes = iters * msg;
-  r.received = iters;
-  return r;
+  return pingpong_result(t_start, t_end, iters, msg);
 }
 
 RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits) {
@@ -314,12 +319,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
       --signals_out;
     }
   }
-  RunResult r;
-  r.seconds = static_cast<double>(t_end - t_start) / 1e9;
-  r.messages = iters;
-  r.bytes = iters * msg;
-  r.received = iters;
-  return r;
+  return pingpong_result(t_start, t_end, iters, msg);
 }
 
 // Read and atomics: one-sided, the leader alone posts and waits for each
