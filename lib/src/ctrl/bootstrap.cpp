@@ -88,6 +88,19 @@ CtrlError with_context(const CtrlError& e, const std::string& what) {
   return CtrlError(e.kind(), fmt::format("{} during {}", e.what(), what));
 }
 
+// poll(2) until one of `fds` is ready or `deadline` passes; EINTR and early
+// wakeups wait again for the time left. > 0 ready, 0 deadline passed,
+// < 0 failed (errno).
+int poll_until(std::vector<pollfd>& fds, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    const int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(left.count(), 0)));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc == 0 && Clock::now() < deadline) continue;
+    return rc;
+  }
+}
+
 }  // namespace
 
 EnvLookup process_env() {
@@ -240,14 +253,9 @@ void Bootstrap::rendezvous_root() {
         fd_rank.push_back(r);
       }
     }
-    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
-    const int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(left.count(), 0)));
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      root_fail(CtrlError::Kind::kNetwork, fmt::format("rendezvous: poll: {}", std::strerror(errno)));
-    }
+    const int rc = poll_until(fds, deadline);
+    if (rc < 0) root_fail(CtrlError::Kind::kNetwork, fmt::format("rendezvous: poll: {}", std::strerror(errno)));
     if (rc == 0) {
-      if (Clock::now() < deadline) continue;
       std::vector<std::uint32_t> missing;
       for (std::uint32_t r = 1; r < config_.size; ++r) {
         if (!channels_[r]) missing.push_back(r);
@@ -435,14 +443,9 @@ std::vector<Message> Bootstrap::exchange(Message mine, const std::string& what, 
         fd_rank.push_back(r);
       }
     }
-    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
-    const int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(left.count(), 0)));
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      root_fail(CtrlError::Kind::kNetwork, fmt::format("{}: poll: {}", what, std::strerror(errno)));
-    }
+    const int rc = poll_until(fds, deadline);
+    if (rc < 0) root_fail(CtrlError::Kind::kNetwork, fmt::format("{}: poll: {}", what, std::strerror(errno)));
     if (rc == 0) {
-      if (Clock::now() < deadline) continue;
       std::vector<std::string> silent;
       for (const auto r : fd_rank) silent.push_back(channels_[r]->describe());
       root_fail(CtrlError::Kind::kTimeout,
