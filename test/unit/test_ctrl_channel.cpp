@@ -195,14 +195,14 @@ TEST_CASE("Hello exchange names the peer and refuses another protocol version", 
   }
   SECTION("another version, as a newer peer would send it") {
     auto [client, server] = connect_pair();
-    const auto frame = encode(Hello{2, "0.9.0", "host-new", 1, 2}, kMaxPayloadBytes, 2);
+    const auto frame = encode(Hello{3, "0.9.0", "host-new", 1, 2}, kMaxPayloadBytes, 3);
     REQUIRE(::send(server.fd(), frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size()));
     const auto e = catch_ctrl([&] { (void)client.exchange_hello(Hello{kProtocolVersion, "x", "host-old", 0, 2}, 2s); });
     CHECK(e.kind() == CtrlError::Kind::kVersion);
     CHECK(std::string(e.what()) ==
           "protocol version mismatch: peer rank 1 (host-new " + client.peer_address() +
-              ") runs fabench 0.9.0 (control protocol v2), this process runs fabench " +
-              std::string(build_version()) + " (control protocol v1); use the same fabench version on every host");
+              ") runs fabench 0.9.0 (control protocol v3), this process runs fabench " +
+              std::string(build_version()) + " (control protocol v2); use the same fabench version on every host");
   }
   SECTION("something other than Hello first") {
     auto [client, server] = connect_pair();
@@ -265,4 +265,50 @@ TEST_CASE("connecting: unresolvable host, refused, and a server that starts late
     CHECK_FALSE(l.accept(200ms).has_value());
     CHECK(seconds_since(t0) >= 0.19);
   }
+}
+
+TEST_CASE("Keepalives restart a wait and are never returned", "[ctrl][channel]") {
+  auto [client, server] = connect_pair();
+  // Four keepalives 150 ms apart keep a 400 ms wait going for 600 ms; the
+  // message that follows is the one recv() returns.
+  std::thread sender([&c = client] {
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(150ms);
+      c.send(Keepalive{});
+    }
+    c.send(Barrier{7});
+  });
+  const auto t0 = Clock::now();
+  const Message got = server.recv(400ms);
+  sender.join();
+  REQUIRE(std::holds_alternative<Barrier>(got));
+  CHECK(std::get<Barrier>(got).epoch == 7);
+  CHECK(seconds_since(t0) >= 0.55);
+  // Without them, the same wait ends as "silent".
+  const auto e = catch_ctrl([&s = server] { (void)s.recv(300ms); });
+  CHECK(e.kind() == CtrlError::Kind::kTimeout);
+  CHECK_THAT(e.what(), Catch::EndsWith("silent for 300 ms"));
+}
+
+TEST_CASE("poll_incoming tells nothing, a message and a closed peer apart without blocking", "[ctrl][channel]") {
+  auto [client, server] = connect_pair();
+  CHECK(server.poll_incoming() == Channel::Incoming::kNothing);
+  const auto before = server.last_heard();
+  client.send(Keepalive{});
+  client.send(Keepalive{});
+  std::this_thread::sleep_for(50ms);
+  // Keepalives are taken (and count as heard); nothing else waits.
+  CHECK(server.poll_incoming() == Channel::Incoming::kNothing);
+  CHECK(server.last_heard() > before);
+  client.send(Command{5, "finish", {}, 0});
+  std::this_thread::sleep_for(50ms);
+  CHECK(server.poll_incoming() == Channel::Incoming::kMessage);
+  CHECK(server.poll_incoming() == Channel::Incoming::kMessage);  // not taken
+  const Message got = server.recv(1s);
+  REQUIRE(std::holds_alternative<Command>(got));
+  CHECK(std::get<Command>(got).benchmark == "finish");
+  CHECK(server.poll_incoming() == Channel::Incoming::kNothing);
+  client.close();
+  std::this_thread::sleep_for(50ms);
+  CHECK(server.poll_incoming() == Channel::Incoming::kClosed);
 }

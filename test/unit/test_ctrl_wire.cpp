@@ -9,6 +9,8 @@
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "fabench/ctrl/wire.hpp"
 
 using namespace fabench::ctrl;
@@ -46,6 +48,7 @@ std::vector<Message> one_of_each() {
       Goodbye{},
       Gather{5, 2, {0, 1, 2, 255, 0}},
       Gather{6, 0, {}},
+      Keepalive{},
   };
 }
 
@@ -100,7 +103,7 @@ TEST_CASE("the frame layout is explicit little-endian", "[ctrl][wire]") {
   const auto frame = encode(Barrier{0x0102030405060708ULL});
   const std::vector<std::uint8_t> expected = {
       'F', 'B', 'C', 'P',                              // magic
-      0x01, 0x00,                                      // version 1
+      0x02, 0x00,                                      // version 2
       0x05, 0x00,                                      // type Barrier
       0x08, 0x00, 0x00, 0x00,                          // 8 payload bytes
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // epoch
@@ -157,11 +160,12 @@ TEST_CASE("an unknown message type is rejected", "[ctrl][wire]") {
   CHECK_THROWS_WITH(decode(frame), Catch::Contains("unknown message type 0"));
 
   // From a peer of another version, the unknown type is a version problem.
-  put_u16(frame, 4, 2);
+  put_u16(frame, 4, kProtocolVersion + 1);
   put_u16(frame, 6, 99);
   e = catch_ctrl([&] { (void)decode(frame); });
   CHECK(e.kind() == CtrlError::Kind::kVersion);
-  CHECK_THAT(e.what(), Catch::Contains("v2") && Catch::Contains("v1"));
+  CHECK_THAT(e.what(), Catch::Contains(fmt::format("v{}", kProtocolVersion + 1)) &&
+                           Catch::Contains(fmt::format("v{}", kProtocolVersion)));
 }
 
 TEST_CASE("oversized frames are rejected before any allocation", "[ctrl][wire]") {
@@ -252,16 +256,16 @@ TEST_CASE("malformed payloads are rejected with the field named", "[ctrl][wire]"
 
 TEST_CASE("frames of another protocol version", "[ctrl][wire]") {
   SECTION("a non-Hello message is refused with both versions named") {
-    const auto frame = encode(Barrier{3}, kMaxPayloadBytes, 2);
+    const auto frame = encode(Barrier{3}, kMaxPayloadBytes, 3);
     const auto e = catch_ctrl([&] { (void)decode(frame); });
     CHECK(e.kind() == CtrlError::Kind::kVersion);
-    CHECK(std::string(e.what()) == "peer speaks fabench control protocol v2, this build speaks v1");
+    CHECK(std::string(e.what()) == "peer speaks fabench control protocol v3, this build speaks v2");
   }
   SECTION("a Hello decodes, even one a newer version extended") {
-    Hello h{2, "9.9.9", "future-host", 1, 2};
-    auto frame = encode(h, kMaxPayloadBytes, 2);
+    Hello h{3, "9.9.9", "future-host", 1, 2};
+    auto frame = encode(h, kMaxPayloadBytes, 3);
     CHECK(std::get<Hello>(decode(frame)) == h);
-    frame.push_back(0xAA);  // a field version 2 added
+    frame.push_back(0xAA);  // a field version 3 added
     put_u32(frame, 8, static_cast<std::uint32_t>(frame.size() - kHeaderBytes));
     CHECK(std::get<Hello>(decode(frame)) == h);
     // The same extension from our own version is malformed.

@@ -213,6 +213,7 @@ Channel::Channel(int fd, ChannelOptions options) : fd_(fd), options_(options) {
 Channel::Channel(Channel&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       options_(other.options_),
+      last_heard_(other.last_heard_),
       peer_address_(std::move(other.peer_address_)),
       peer_rank_(other.peer_rank_),
       peer_host_(std::move(other.peer_host_)) {}
@@ -222,6 +223,7 @@ Channel& Channel::operator=(Channel&& other) noexcept {
     close();
     fd_ = std::exchange(other.fd_, -1);
     options_ = other.options_;
+    last_heard_ = other.last_heard_;
     peer_address_ = std::move(other.peer_address_);
     peer_rank_ = other.peer_rank_;
     peer_host_ = std::move(other.peer_host_);
@@ -330,21 +332,52 @@ void Channel::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_point dea
 
 Message Channel::recv(milliseconds timeout) {
   if (fd_ < 0) throw CtrlError(CtrlError::Kind::kClosed, "recv on a closed channel from " + describe());
-  const auto deadline = Clock::now() + timeout;
-  std::array<std::uint8_t, kHeaderBytes> header_bytes{};
-  read_exact(header_bytes.data(), header_bytes.size(), deadline, timeout, false);
-  FrameHeader header;
-  try {
-    header = decode_header(header_bytes, options_.max_payload_bytes);
-  } catch (const CtrlError& e) {
-    throw CtrlError(e.kind(), fmt::format("{} (from {})", e.what(), describe()));
+  for (;;) {
+    const auto deadline = Clock::now() + timeout;
+    std::array<std::uint8_t, kHeaderBytes> header_bytes{};
+    read_exact(header_bytes.data(), header_bytes.size(), deadline, timeout, false);
+    FrameHeader header;
+    try {
+      header = decode_header(header_bytes, options_.max_payload_bytes);
+    } catch (const CtrlError& e) {
+      throw CtrlError(e.kind(), fmt::format("{} (from {})", e.what(), describe()));
+    }
+    std::vector<std::uint8_t> payload(header.payload_bytes);
+    read_exact(payload.data(), payload.size(), deadline, timeout, true);
+    last_heard_ = Clock::now();
+    Message msg;
+    try {
+      msg = decode_payload(header, payload);
+    } catch (const CtrlError& e) {
+      throw CtrlError(e.kind(), fmt::format("{} (from {})", e.what(), describe()));
+    }
+    if (!std::holds_alternative<Keepalive>(msg)) return msg;
   }
-  std::vector<std::uint8_t> payload(header.payload_bytes);
-  read_exact(payload.data(), payload.size(), deadline, timeout, true);
-  try {
-    return decode_payload(header, payload);
-  } catch (const CtrlError& e) {
-    throw CtrlError(e.kind(), fmt::format("{} (from {})", e.what(), describe()));
+}
+
+Channel::Incoming Channel::poll_incoming() noexcept {
+  if (fd_ < 0) return Incoming::kClosed;
+  for (;;) {
+    std::array<std::uint8_t, kHeaderBytes> h{};
+    const ssize_t n = ::recv(fd_, h.data(), h.size(), MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) return Incoming::kClosed;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Incoming::kNothing;
+      return Incoming::kClosed;  // reset or worse: recv() will name it
+    }
+    if (static_cast<std::size_t>(n) < h.size()) return Incoming::kNothing;  // the rest is on its way
+    const auto magic = static_cast<std::uint32_t>(h[0] | (h[1] << 8) | (h[2] << 16) | (static_cast<std::uint32_t>(h[3]) << 24));
+    const auto type = static_cast<std::uint16_t>(h[6] | (h[7] << 8));
+    const auto length = static_cast<std::uint32_t>(h[8] | (h[9] << 8) | (h[10] << 16) | (static_cast<std::uint32_t>(h[11]) << 24));
+    const auto version = static_cast<std::uint16_t>(h[4] | (h[5] << 8));
+    if (magic != kMagic || type != static_cast<std::uint16_t>(MsgType::kKeepalive) || length != 0 ||
+        version != kProtocolVersion) {
+      return Incoming::kMessage;  // a real message, or garbage that recv() will report
+    }
+    // A whole Keepalive (header only) is in the buffer: take it.
+    if (::recv(fd_, h.data(), h.size(), MSG_DONTWAIT) != static_cast<ssize_t>(h.size())) return Incoming::kClosed;
+    last_heard_ = Clock::now();
   }
 }
 

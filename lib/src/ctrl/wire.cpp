@@ -190,6 +190,7 @@ void write_body(Writer& w, const Gather& m) {
 }
 void write_body(Writer& w, const Error& m) { w.str(m.text, "Error text"); }
 void write_body(Writer& /*w*/, const Goodbye& /*m*/) {}
+void write_body(Writer& /*w*/, const Keepalive& /*m*/) {}
 
 Message read_body(MsgType type, Reader& r) {
   switch (type) {
@@ -252,6 +253,8 @@ Message read_body(MsgType type, Reader& r) {
       return Error{r.str("text")};
     case MsgType::kGoodbye:
       return Goodbye{};
+    case MsgType::kKeepalive:
+      return Keepalive{};
   }
   malformed(fmt::format("unknown message type {}", static_cast<unsigned>(type)));
 }
@@ -274,13 +277,14 @@ MsgType type_of(const Message& msg) noexcept {
     MsgType operator()(const Error&) const { return MsgType::kError; }
     MsgType operator()(const Goodbye&) const { return MsgType::kGoodbye; }
     MsgType operator()(const Gather&) const { return MsgType::kGather; }
+    MsgType operator()(const Keepalive&) const { return MsgType::kKeepalive; }
   };
   return std::visit(V{}, msg);
 }
 
 bool is_known_type(std::uint16_t raw) noexcept {
   return raw >= static_cast<std::uint16_t>(MsgType::kHello) &&
-         raw <= static_cast<std::uint16_t>(MsgType::kGather);
+         raw <= static_cast<std::uint16_t>(MsgType::kKeepalive);
 }
 
 std::string type_name(MsgType type) {
@@ -293,6 +297,7 @@ std::string type_name(MsgType type) {
     case MsgType::kError: return "Error";
     case MsgType::kGoodbye: return "Goodbye";
     case MsgType::kGather: return "Gather";
+    case MsgType::kKeepalive: return "Keepalive";
   }
   return fmt::format("unknown type {}", static_cast<unsigned>(type));
 }

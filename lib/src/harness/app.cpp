@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -16,17 +17,15 @@
 
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/wire.hpp"
+#include "fabench/harness/cli.hpp"
 #include "fabench/harness/peer.hpp"
 #include "fabench/harness/report.hpp"
 #include "fabench/harness/samples.hpp"
+#include "fabench/harness/server.hpp"
 
 namespace fabench::harness {
 
 namespace {
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 std::vector<std::string> split(const std::string& text, char sep = ',') {
   std::vector<std::string> out;
@@ -70,6 +69,7 @@ struct Cli {
   std::string bind;
   std::string max_mem = "4G";
   double timeout_s = 30;
+  double handshake_s = 3;
   bool loopback = false;
   bool once = false;
   bool verbose = false;
@@ -80,16 +80,16 @@ void add_options(CLI::App& app, Cli& c, Kind kind) {
   app.add_option("host", c.host, "Server to connect to (omit to serve; see --loopback)");
   app.add_option("-d,--ib-dev", c.device, "RDMA device (default: first with an ACTIVE port)");
   app.add_option("--peer-device", c.peer_device, "With --loopback: device of the other end (default: same as -d)");
-  app.add_option("-i,--ib-port", c.ib_port, "Device port (default: first ACTIVE)")->check(CLI::Range(1, 255));
+  app.add_option("-i,--ib-port", c.ib_port, "Device port (default: first ACTIVE)")->check(whole_number("-i", 1, 255));
   app.add_option("-x,--gid-index", c.gid_index, "GID index (default: RoCE v2 over IPv4 first, like perftest)")
-      ->check(CLI::Range(0, 65535));
+      ->check(whole_number("-x", 0, 65535));
   app.add_option("-s,--size", c.sizes, fmt::format("Message size(s) in bytes, a list like 2,64,4K (default {})",
                                                    lat ? "2" : "65536"));
   app.add_flag("-a,--all", c.all, "Sweep sizes 2 B .. 8 MiB by powers of two");
   app.add_option("-n,--iters", c.iters, "Fixed iteration count per benchmark run (default: Google Benchmark's adaptive count)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
   app.add_option("-D,--duration", c.duration_s, "Run each benchmark for at least this many seconds")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds("-D"));
   app.add_option("-c,--connection", c.connections, "Transport(s): RC, UC, UD or a list (default RC)");
   app.add_option("--op", c.ops,
                  lat ? "Operation(s): write, send, read, atomic_fadd, atomic_cswap, a list, or all (default write)"
@@ -98,28 +98,35 @@ void add_options(CLI::App& app, Cli& c, Kind kind) {
     app.add_option("-A,--atomic_type", c.atomic_type, "Atomic latency: FETCH_AND_ADD or CMP_AND_SWAP (as ib_atomic_lat)");
   }
   app.add_option("-t,--tx-depth", c.tx_depth, fmt::format("Send queue depth (default {})", lat ? 2 : 128))
-      ->check(CLI::PositiveNumber);
-  app.add_option("-r,--rx-depth", c.rx_depth, "Receive queue depth for send/recv (default 512)")->check(CLI::PositiveNumber);
+      ->check(whole_number("-t", 1, 1 << 20));
+  app.add_option("-r,--rx-depth", c.rx_depth, "Receive queue depth for send/recv (default 512)")
+      ->check(whole_number("-r", 1, 1 << 20));
   if (!lat) {
-    app.add_option("-q,--qp", c.qps, "Queue pairs (default 1)")->check(CLI::Range(1, 1024));
-    app.add_option("-l,--post_list", c.post_list, "WRs per ibv_post_send call (default 1)")->check(CLI::PositiveNumber);
+    app.add_option("-q,--qp", c.qps, "Queue pairs (default 1)")->check(whole_number("-q", 1, 1024));
+    app.add_option("-l,--post_list", c.post_list, "WRs per ibv_post_send call (default 1)")
+        ->check(whole_number("-l", 1, 1 << 20));
     app.add_option("-Q,--cq-mod", c.cq_mod, "One signaled completion every N WRs (default 100, capped at -t)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number("-Q", 1, 1 << 20));
     app.add_flag("-b,--bidirectional", c.bidir, "Both ends send at once");
   }
   app.add_option("-I,--inline_size", c.inline_bytes, "Inline payloads up to this size (default: device max, at most 220)")
-      ->check(CLI::Range(0, 65536));
-  app.add_option("-m,--mtu", c.mtu, "Path MTU: 256..4096 (default: active MTU)");
-  app.add_option("-p,--port", c.port, "TCP port of the control connection (default 18515)");
+      ->check(whole_number("-I", 0, 65536));
+  app.add_option("-m,--mtu", c.mtu, "Path MTU: 256, 512, 1024, 2048 or 4096 (default: active MTU)")
+      ->check(whole_number("-m", 256, 4096));
+  app.add_option("-p,--port", c.port, "TCP port of the control connection (default 18515)")
+      ->check(whole_number("-p", 1, 65535));
   app.add_flag("-e,--events", c.events, "Wait on completion events instead of polling");
   app.add_flag("-F,--CPU-freq", c.cpu_freq, "Accepted for perftest compatibility; fabench times with CLOCK_MONOTONIC");
   app.add_flag("-R,--rdma_cm", c.rdma_cm, "Connect queue pairs with rdma_cm (not available in this version)");
-  app.add_option("-S,--sl", c.sl, "Service level (default 0)")->check(CLI::Range(0, 15));
-  app.add_option("-T,--tos", c.tos, "Traffic class / ToS (default 0)")->check(CLI::Range(0, 255));
+  app.add_option("-S,--sl", c.sl, "Service level (default 0)")->check(whole_number("-S", 0, 15));
+  app.add_option("-T,--tos", c.tos, "Traffic class / ToS (default 0)")->check(whole_number("-T", 0, 255));
   app.add_option("--bind", c.bind, "Server: address to listen on (default: all)");
   app.add_option("--max-mem", c.max_mem, "Server: largest buffer a client may ask for (default 4G)");
   app.add_option("--timeout", c.timeout_s, "Seconds to wait for a peer or for progress before giving up (default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds("--timeout"));
+  app.add_option("--handshake-timeout", c.handshake_s,
+                 "Server: seconds a new connection has to send a valid Hello before it is dropped (default 3)")
+      ->check(positive_seconds("--handshake-timeout"));
   app.add_flag("--loopback", c.loopback, "Run both ends in this process (one device, or -d A --peer-device B)");
   app.add_flag("--once", c.once, "Server: exit after the first client");
   app.add_flag("-v,--verbose", c.verbose, "Log more");
@@ -254,7 +261,7 @@ std::vector<std::uint64_t> parse_sizes(const std::string& text) {
 
 int bench_main(int argc, char** argv, Kind kind) {
   const std::string prog = kind == Kind::kLatency ? "fabench-lat" : "fabench-bw";
-  spdlog::set_default_logger(spdlog::stderr_color_st(prog));
+  spdlog::set_default_logger(spdlog::stderr_color_mt(prog));
   spdlog::set_pattern("%n: %^%l%$: %v");
 
   CLI::App app(kind == Kind::kLatency
@@ -278,13 +285,14 @@ int bench_main(int argc, char** argv, Kind kind) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << prog << ": error: " << e.what() << " (see --help)\n";
+    std::cerr << prog << ": error: " << parse_error_text(e) << " (see --help)\n";
     return 2;
   }
   if (c.verbose) spdlog::set_level(spdlog::level::debug);
 
   PeerOptions popts;
   popts.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.timeout_s * 1000));
+  popts.handshake = std::chrono::milliseconds(static_cast<std::int64_t>(c.handshake_s * 1000));
   std::vector<TestSpec> specs;
   try {
     check_contradictions(c);

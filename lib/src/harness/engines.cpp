@@ -4,7 +4,6 @@
 #include <array>
 #include <ctime>
 
-#include <poll.h>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,13 +28,20 @@ constexpr std::uint32_t kWatchEvery = 1U << 12;
 constexpr int kPollBatch = 16;
 constexpr auto kSignaled = static_cast<std::uint32_t>(IBV_SEND_SIGNALED);
 
-// Detects a stalled run: no change of `progress` for the stall timeout.
+// Detects a stalled run: no change of `progress` for the stall timeout; on a
+// follower also a leader that is gone, silent or already finished
+// (RunLimits::leader). Called only while the loop waits, so the clock and the
+// control socket are read only every kWatchEvery idle spins, and the socket
+// at most every kControlPollNs.
 class Watchdog {
  public:
   explicit Watchdog(const RunLimits& limits)
-      : stall_ns_(static_cast<std::uint64_t>(limits.stall.count()) * 1'000'000ULL), deadline_(now_ns() + stall_ns_) {}
+      : stall_ns_(static_cast<std::uint64_t>(limits.stall.count()) * 1'000'000ULL),
+        silence_ns_(stall_ns_),
+        deadline_(now_ns() + stall_ns_),
+        leader_(limits.leader) {}
 
-  // True once no progress was seen for the stall timeout.
+  // True once no progress was seen for the stall timeout, or the leader is lost.
   bool stalled(std::uint64_t progress) noexcept {
     if (++spins_ % kWatchEvery != 0) return false;
     return stalled_now(progress);
@@ -43,6 +49,8 @@ class Watchdog {
   // Reads the clock at once: for event mode, where each wakeup is already rare.
   bool stalled_now(std::uint64_t progress) noexcept {
     const std::uint64_t t = now_ns();
+    watch_leader(t);
+    if (leader_lost()) return true;
     if (progress != last_progress_) {
       last_progress_ = progress;
       deadline_ = t + stall_ns_;
@@ -52,12 +60,44 @@ class Watchdog {
   }
   [[nodiscard]] bool due() const noexcept { return spins_ % kWatchEvery == 0; }
   [[nodiscard]] double stall_seconds() const noexcept { return static_cast<double>(stall_ns_) / 1e9; }
+  [[nodiscard]] double silence_seconds() const noexcept { return static_cast<double>(silence_ns_) / 1e9; }
+  [[nodiscard]] bool leader_gone() const noexcept { return gone_; }
+  [[nodiscard]] bool leader_silent() const noexcept { return silent_; }
+  [[nodiscard]] bool leader_lost() const noexcept { return gone_ || silent_; }
+  [[nodiscard]] bool leader_done() const noexcept { return done_; }
 
  private:
+  void watch_leader(std::uint64_t t) noexcept {
+    if (leader_ == nullptr || t < next_poll_) return;
+    next_poll_ = t + kControlPollNs;
+    switch (leader_->poll_incoming()) {
+      case ctrl::Channel::Incoming::kClosed: gone_ = true; return;
+      case ctrl::Channel::Incoming::kMessage:
+        if (!done_) {
+          // Its run is over: what has not arrived within a second will not.
+          done_ = true;
+          stall_ns_ = std::min<std::uint64_t>(stall_ns_, kAfterFinishNs);
+          deadline_ = std::min(deadline_, t + stall_ns_);
+        }
+        return;
+      case ctrl::Channel::Incoming::kNothing: break;
+    }
+    const auto heard = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        leader_->last_heard().time_since_epoch()).count();
+    silent_ = !done_ && t > static_cast<std::uint64_t>(heard) + silence_ns_;
+  }
+
+  static constexpr std::uint64_t kAfterFinishNs = 1'000'000'000ULL;
   std::uint64_t stall_ns_;
+  std::uint64_t silence_ns_;
   std::uint64_t deadline_;
   std::uint64_t last_progress_ = ~0ULL;
   std::uint64_t spins_ = 0;
+  ctrl::Channel* leader_;
+  std::uint64_t next_poll_ = 0;
+  bool gone_ = false;
+  bool silent_ = false;
+  bool done_ = false;
 };
 
 RunResult fail(std::string text) {
@@ -76,8 +116,22 @@ RunResult completion_failure(const Side& side, const ibv_wc& wc) {
 }
 
 RunResult stall_failure(const Watchdog& w, std::string_view waiting_for, std::uint64_t done, std::uint64_t total) {
-  return fail(fmt::format("no progress for {:.0f} s while waiting for {} ({} of {} done); peer dead or fabric down?",
-                          w.stall_seconds(), waiting_for, done, total));
+  RunResult r;
+  if (w.leader_gone()) {
+    r = fail(fmt::format("the leader closed its control connection (died or gave up) while this side waited for {} "
+                         "({} of {} done)", waiting_for, done, total));
+  } else if (w.leader_silent()) {
+    r = fail(fmt::format("the leader sent nothing for {:.0f} s (stopped or unreachable) while this side waited for {} "
+                         "({} of {} done)", w.silence_seconds(), waiting_for, done, total));
+  } else if (w.leader_done()) {
+    return fail(fmt::format("the leader ended its run while this side still waited for {} ({} of {} done)",
+                            waiting_for, done, total));
+  } else {
+    return fail(fmt::format("no progress for {:.0f} s while waiting for {} ({} of {} done); peer dead or fabric down?",
+                            w.stall_seconds(), waiting_for, done, total));
+  }
+  r.leader_lost = true;
+  return r;
 }
 
 std::uint32_t send_flags_for(const Side& side, std::uint64_t bytes, ibv_wr_opcode opcode) {
@@ -548,11 +602,11 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
     }
     if (idle) {
       if (unreliable && receives && tx_done == tx_total && w.due()) {
-        if (limits.leader_fd >= 0) {
-          pollfd pfd{limits.leader_fd, POLLIN, 0};
-          // The leader is done sending: take what is still arriving until
-          // the receive CQ has been quiet for a while, then stop.
-          if (::poll(&pfd, 1, 0) > 0 && (t_last_rx == 0 || now_ns() - t_last_rx > quiet_ns)) break;
+        if (limits.leader != nullptr) {
+          // The leader is done sending ("finish" waits on the control
+          // channel): take what is still arriving until the receive CQ has
+          // been quiet for a while, then stop.
+          if (w.leader_done() && (t_last_rx == 0 || now_ns() - t_last_rx > quiet_ns)) break;
         } else if (rx_done > 0 && now_ns() - t_last_rx > leader_quiet_ns) {
           // Leader of a bidirectional run: no one tells it when the follower
           // is done, so a long silence after its own sends ends the run.

@@ -16,13 +16,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-ctrl::Hello my_hello() {
-  ctrl::Hello h;
-  h.build_version = std::string(ctrl::build_version());
-  h.host_name = ctrl::local_host_name();
-  return h;
-}
-
 ctrl::Result result(std::uint64_t seq, ctrl::ResultStatus status = ctrl::ResultStatus::kOk, std::string error = {}) {
   ctrl::Result r;
   r.sequence = seq;
@@ -75,21 +68,26 @@ ctrl::Command expect_command(ctrl::Message msg, const ctrl::Channel& ch) {
                                     ctrl::type_name(ctrl::type_of(msg))));
 }
 
-// The leader computes statistics and Google Benchmark does its bookkeeping
-// between commands; a run itself may last long. Waits for the next command
-// therefore allow ten control timeouts.
-milliseconds idle_timeout(const PeerOptions& o) { return o.timeout * 10; }
-
 }  // namespace
+
+ctrl::Hello pair_hello() {
+  ctrl::Hello h;
+  h.build_version = std::string(ctrl::build_version());
+  h.host_name = ctrl::local_host_name();
+  return h;
+}
 
 // ---------------------------------------------------------------- follower --
 
 void follow(ctrl::Channel& ch, const Context& ctx, const PeerOptions& o) {
   std::unique_ptr<Side> side;
   RunLimits limits{o.timeout};
-  limits.leader_fd = ch.fd();
+  limits.leader = &ch;
   for (;;) {
-    ctrl::Message msg = ch.recv(idle_timeout(o));
+    // The leader's Keepalives restart every wait (Channel::recv), so a leader
+    // busy with statistics or a long one-sided run is never dropped, and a
+    // stopped one is within the timeout.
+    ctrl::Message msg = ch.recv(o.timeout);
     if (std::holds_alternative<ctrl::Goodbye>(msg)) return;
     const ctrl::Command cmd = expect_command(std::move(msg), ch);
     const auto seq = cmd.sequence;
@@ -156,7 +154,10 @@ void follow(ctrl::Channel& ch, const Context& ctx, const PeerOptions& o) {
       RunResult mine = side->spec().kind == Kind::kLatency
                            ? run_latency(*side, Role::kFollower, cmd.iterations, nullptr, limits)
                            : run_bandwidth(*side, Role::kFollower, cmd.iterations, limits);
-      const ctrl::Command fin = expect_command(ch.recv(idle_timeout(o)), ch);
+      if (mine.leader_lost) {
+        throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed, mine.error);
+      }
+      const ctrl::Command fin = expect_command(ch.recv(o.timeout), ch);
       if (fin.benchmark != "finish") {
         throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
                               fmt::format("{} sent '{}' during a run", ch.describe(), fin.benchmark));
@@ -173,36 +174,12 @@ void follow(ctrl::Channel& ch, const Context& ctx, const PeerOptions& o) {
   }
 }
 
-void serve(ctrl::Listener& listener, const Context& ctx, const PeerOptions& o, const std::atomic<bool>& stop,
-           bool once) {
-  while (!stop.load(std::memory_order_relaxed)) {
-    ctrl::ChannelOptions copts;
-    copts.timeout = o.timeout;
-    auto ch = listener.accept(milliseconds(200), copts);
-    if (!ch) continue;
-    const std::string who = ch->peer_address();
-    try {
-      (void)ch->exchange_hello(my_hello());
-      spdlog::info("client {} connected", ch->describe());
-      follow(*ch, ctx, o);
-      spdlog::info("client {} said goodbye", ch->describe());
-    } catch (const std::exception& e) {
-      spdlog::error("client {}: {}; dropped it, serving the next", who, e.what());
-      try {
-        ch->send(ctrl::Error{e.what()}, milliseconds(200));
-      } catch (const std::exception&) {
-        // the client is gone: nothing more to tell it
-      }
-    }
-    if (once) return;
-  }
-}
-
 // ------------------------------------------------------------------ leader --
 
 Leader::Leader(ctrl::Channel channel, const Context& ctx, const PeerOptions& options)
     : channel_(std::move(channel)), ctx_(ctx), options_(options) {
-  (void)channel_.exchange_hello(my_hello());
+  (void)channel_.exchange_hello(pair_hello());
+  keepalive_ = std::jthread([this](const std::stop_token& stop) { keep_alive(stop); });
   const auto r = call("info", {}, 0, options_.timeout);
   try {
     const auto j = nlohmann::json::parse(r.json);
@@ -221,7 +198,37 @@ Leader::Leader(ctrl::Channel channel, const Context& ctx, const PeerOptions& opt
 
 Leader::~Leader() { goodbye(); }
 
+void Leader::keep_alive(const std::stop_token& stop) {
+  // Every second: well inside any follower timeout worth having (>= 2 s).
+  constexpr auto kInterval = std::chrono::seconds(1);
+  std::unique_lock lock(keepalive_mutex_);
+  while (!keepalive_cv_.wait_for(lock, stop, kInterval, [] { return false; })) {
+    if (stop.stop_requested()) return;
+    try {
+      const std::lock_guard send_lock(send_mutex_);
+      channel_.send(ctrl::Keepalive{}, milliseconds(1000));
+    } catch (const std::exception& e) {
+      // The main thread meets the same failure at its next exchange and reports it.
+      spdlog::debug("keepalive to {}: {}", channel_.describe(), e.what());
+      return;
+    }
+  }
+}
+
+void Leader::stop_keepalive() noexcept {
+  if (keepalive_.joinable()) {
+    keepalive_.request_stop();
+    keepalive_.join();
+  }
+}
+
+void Leader::send(const ctrl::Message& msg) {
+  const std::lock_guard lock(send_mutex_);
+  channel_.send(msg);
+}
+
 void Leader::goodbye() noexcept {
+  stop_keepalive();
   if (dead() || !channel_.is_open()) return;
   try {
     channel_.send(ctrl::Goodbye{}, milliseconds(1000));
@@ -252,7 +259,7 @@ ctrl::Result Leader::call(const std::string& what, std::vector<std::pair<std::st
   c.benchmark = what;
   c.params = std::move(params);
   c.iterations = iterations;
-  channel_.send(c);
+  send(c);
   return await_result(c.sequence, timeout);
 }
 
@@ -281,7 +288,7 @@ void Leader::setup(const TestSpec& spec) {
     side.reset();
     local_error = e.what();
   }
-  channel_.send(ctrl::EndpointExchange{0, side ? side->endpoints() : std::vector<verbs::Endpoint>{}});
+  send(ctrl::EndpointExchange{0, side ? side->endpoints() : std::vector<verbs::Endpoint>{}});
   if (side) {
     try {
       side->connect(eps->endpoints);

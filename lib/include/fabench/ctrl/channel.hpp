@@ -53,9 +53,21 @@ class Channel {
   void send(const Message& msg) { send(msg, options_.timeout); }
   void send(const Message& msg, std::chrono::milliseconds timeout);
   // Waits at most `timeout` for one whole message. An Error message is
-  // returned like any other (the caller decides what it means).
+  // returned like any other (the caller decides what it means). Keepalive
+  // frames are taken here and never returned: each restarts the wait, so
+  // "silent for T" means no frame at all for T.
   [[nodiscard]] Message recv() { return recv(options_.timeout); }
   [[nodiscard]] Message recv(std::chrono::milliseconds timeout);
+
+  // What waits on the socket, without blocking and without taking a message
+  // (Keepalive frames are taken, as recv() would). For a loop that must notice
+  // its peer while doing other work: kClosed when the peer closed or reset
+  // the connection, kMessage when a frame (or garbage: recv() will say) waits.
+  enum class Incoming : std::uint8_t { kNothing, kMessage, kClosed };
+  [[nodiscard]] Incoming poll_incoming() noexcept;
+  // When the last frame (of any type, Keepalive included) arrived; the
+  // channel's creation before the first.
+  [[nodiscard]] std::chrono::steady_clock::time_point last_heard() const noexcept { return last_heard_; }
 
   // Both sides send their Hello, then read the peer's. On return the peer is
   // named by its Hello (rank when `size` > 0, host). Throws CtrlError kVersion
@@ -80,6 +92,7 @@ class Channel {
 
   int fd_ = -1;
   ChannelOptions options_;
+  std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   std::string peer_address_;  // "10.0.0.2:41234" or "[fe80::1]:41234"
   std::optional<std::uint32_t> peer_rank_;
   std::string peer_host_;

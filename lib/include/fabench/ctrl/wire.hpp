@@ -37,7 +37,8 @@
 namespace fabench::ctrl {
 
 inline constexpr std::uint32_t kMagic = 0x50434246;  // bytes 'F' 'B' 'C' 'P'
-inline constexpr std::uint16_t kProtocolVersion = 1;
+// v2: Keepalive (a leader proves it is alive while its follower waits).
+inline constexpr std::uint16_t kProtocolVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 12;
 // Largest payload accepted by default: far above any endpoint list or result,
 // small enough that a corrupt length cannot make us allocate gigabytes.
@@ -53,6 +54,7 @@ enum class MsgType : std::uint16_t {
   kError = 6,
   kGoodbye = 7,
   kGather = 8,
+  kKeepalive = 9,
 };
 
 // First message each side sends on a new connection.
@@ -129,7 +131,15 @@ struct Goodbye {
   friend bool operator==(const Goodbye&, const Goodbye&) = default;
 };
 
-using Message = std::variant<Hello, EndpointExchange, Command, Result, Barrier, Error, Goodbye, Gather>;
+// "Still here": sent by a leader about once a second for as long as its
+// conversation lasts, so a follower tells a stopped or vanished leader from a
+// busy one within its timeout. Channel::recv consumes it (it only restarts
+// the wait); no caller ever sees one.
+struct Keepalive {
+  friend bool operator==(const Keepalive&, const Keepalive&) = default;
+};
+
+using Message = std::variant<Hello, EndpointExchange, Command, Result, Barrier, Error, Goodbye, Gather, Keepalive>;
 
 struct FrameHeader {
   std::uint32_t magic = kMagic;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "fabench/ctrl/channel.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/harness/side.hpp"
 
@@ -25,11 +26,21 @@ inline constexpr std::uint8_t kFollowerSeed = 0x5a;
 struct RunLimits {
   // No progress (message sent, received or completed) for this long fails the run.
   std::chrono::milliseconds stall{10'000};
-  // Follower: the control socket. A UC/UD receiver (no flow control, so
-  // messages may be dropped) ends its run when the leader's "finish" makes
-  // this readable, instead of waiting for messages that will never come.
-  int leader_fd = -1;
+  // Follower: the leader's control channel, looked at (without blocking, at
+  // most every kControlPollNs, only while this side waits) so that a leader
+  // that died, stopped or gave up ends the run at once instead of after the
+  // stall timeout:
+  //  - closed connection: the leader is gone; fail now;
+  //  - no frame (the leader's Keepalives included) for the stall timeout:
+  //    the leader is stopped or unreachable; fail;
+  //  - a message waiting (its "finish"): the leader's part is over. A UC/UD
+  //    receiver (no flow control, so messages may be dropped) then ends after
+  //    a short quiet period; anything else still waiting fails after 1 s
+  //    without progress (the leader gave up early).
+  ctrl::Channel* leader = nullptr;
 };
+
+inline constexpr std::uint64_t kControlPollNs = 10'000'000;
 
 struct RunResult {
   bool ok = true;
@@ -39,6 +50,7 @@ struct RunResult {
   std::uint64_t bytes = 0;     // payload bytes this side sent
   std::uint64_t received = 0;  // messages this side received (send/recv)
   std::uint64_t wrong = 0;     // payload bytes or atomic results that did not match
+  bool leader_lost = false;    // follower: the leader closed its connection or fell silent
 };
 
 // Before a run: zero the ping-pong flags and top up receive queues, so that

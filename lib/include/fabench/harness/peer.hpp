@@ -17,16 +17,27 @@
 //                                <-     Result values {ok, seconds, messages, bytes, received, wrong}
 //   ... Goodbye                  ->     back to accepting the next client
 //
+// Beside this, the leader sends a Keepalive about every second for as long as
+// the conversation lasts (from a thread of its own), and the follower watches
+// its control socket even while it runs (RunLimits::leader). So a leader that
+// dies is noticed at once in every phase, and one that is stopped (SIGSTOP)
+// or cut off within the follower's timeout, even during a long one-sided run
+// in which the follower itself has nothing to do.
+//
 // A follower serves any spec from any client, one client at a time; a client
-// that dies or sends garbage is logged and dropped, and the server goes on.
+// that dies or sends garbage is logged and dropped, and the server goes on
+// (server.hpp).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/harness/engines.hpp"
@@ -37,6 +48,7 @@ namespace fabench::harness {
 struct PeerOptions {
   std::chrono::milliseconds timeout{30'000};  // control-plane waits and the engines' stall timeout
   std::uint64_t max_mem_bytes = 4ULL << 30;   // follower: largest buffer a client may ask for
+  std::chrono::milliseconds handshake{3'000};  // server: a new connection's Hello must come within this
 };
 
 // What the follower tells the leader about its end, once per connection.
@@ -50,15 +62,12 @@ struct PeerInfo {
   std::string version;
 };
 
+// The Hello both ends of a pair send first.
+[[nodiscard]] ctrl::Hello pair_hello();
+
 // Serves one client on `channel` until Goodbye. Throws ctrl::CtrlError or
 // std::runtime_error when the client breaks the protocol or vanishes.
 void follow(ctrl::Channel& channel, const Context& ctx, const PeerOptions& options);
-
-// Accepts clients on `listener` and serves them one after another, until
-// `stop` becomes true or (once) after the first client. Logs each client and
-// each failure; never throws for a client's fault.
-void serve(ctrl::Listener& listener, const Context& ctx, const PeerOptions& options, const std::atomic<bool>& stop,
-           bool once);
 
 class Leader {
  public:
@@ -69,7 +78,6 @@ class Leader {
   Leader& operator=(const Leader&) = delete;
 
   [[nodiscard]] const PeerInfo& peer() const noexcept { return peer_; }
-  [[nodiscard]] std::string describe_peer() const { return channel_.describe(); }
 
   struct Outcome {
     RunResult mine;
@@ -88,6 +96,9 @@ class Leader {
 
  private:
   void setup(const TestSpec& spec);
+  void send(const ctrl::Message& msg);
+  void keep_alive(const std::stop_token& stop);
+  void stop_keepalive() noexcept;
   ctrl::Result call(const std::string& what, std::vector<std::pair<std::string, std::string>> params,
                     std::uint64_t iterations, std::chrono::milliseconds timeout);
   ctrl::Result await_result(std::uint64_t sequence, std::chrono::milliseconds timeout);
@@ -100,6 +111,13 @@ class Leader {
   std::optional<TestSpec> spec_;
   std::uint64_t sequence_ = 0;
   std::string dead_reason_;
+  // Keepalives come from their own thread; every send (ours or its) holds
+  // send_mutex_ so frames never interleave. Declared last: the thread stops
+  // (destructor order) before the channel it writes to goes.
+  std::mutex send_mutex_;
+  std::mutex keepalive_mutex_;
+  std::condition_variable_any keepalive_cv_;
+  std::jthread keepalive_;
 };
 
 }  // namespace fabench::harness
