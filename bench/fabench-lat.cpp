@@ -1,5 +1,5 @@
 // fabench-lat: point-to-point latency (write/send ping-pong, read, atomics).
-// Thin by design: flags, registration and running live in lib/harness.
-#include "fabench/harness/app.hpp"
+// Thin by design: flags, registration and running live in lib/pair.
+#include "fabench/pair/app.hpp"
 
-int main(int argc, char** argv) { return fabench::harness::bench_main(argc, argv, fabench::harness::Kind::kLatency); }
+int main(int argc, char** argv) { return fabench::pair::pair_main(argc, argv, fabench::pair::Kind::kLatency); }

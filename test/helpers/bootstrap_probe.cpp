@@ -92,8 +92,7 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout_s, "seconds every wait may take")->check(CLI::PositiveNumber);
   app.add_option("--barriers", barriers, "barriers to pass after the allgathers")->check(CLI::NonNegativeNumber);
   app.add_option("--die-rank", die_rank, "the rank that kills itself (SIGKILL)");
-  app.add_option("--die-at", die_at, "where --die-rank dies")
-      ->check(CLI::IsMember({"start", "allgather", "barrier"}));
+  app.add_option("--die-at", die_at, "where --die-rank dies")->check(CLI::IsMember({"start", "allgather", "barrier"}));
   app.add_option("--delay-rank", delay_rank, "the rank that starts late");
   app.add_option("--delay-ms", delay_ms, "how late --delay-rank starts");
   app.add_option("--stamp", stamp_dir,
@@ -128,8 +127,8 @@ int main(int argc, char** argv) {
 
     int wrong = 0;
     if (bytes.size() != cfg.size || eps.size() != cfg.size) {
-      std::fprintf(stderr, "rank %u: got %zu byte strings and %zu endpoint lists for %u ranks\n", my_rank,
-                   bytes.size(), eps.size(), cfg.size);
+      std::fprintf(stderr, "rank %u: got %zu byte strings and %zu endpoint lists for %u ranks\n", my_rank, bytes.size(),
+                   eps.size(), cfg.size);
       return 2;
     }
     for (std::uint32_t r = 0; r < cfg.size; ++r) {
@@ -149,9 +148,10 @@ int main(int argc, char** argv) {
       boot.barrier();
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("rank %u/%u (%s): rendezvous, allgather of %u ranks' endpoints and %d barriers ok in %.3f s "
-                "[%s]\n",
-                my_rank, cfg.size, cfg.host_name.c_str(), cfg.size, barriers, s, cfg.source.c_str());
+    std::printf(
+        "rank %u/%u (%s): rendezvous, allgather of %u ranks' endpoints and %d barriers ok in %.3f s "
+        "[%s]\n",
+        my_rank, cfg.size, cfg.host_name.c_str(), cfg.size, barriers, s, cfg.source.c_str());
     std::fflush(stdout);
     return 0;
   } catch (const std::exception& e) {

@@ -19,8 +19,8 @@ std::uint64_t load_u64(const std::byte* p) {
 }
 void store_u64(std::byte* p, std::uint64_t v) { std::memcpy(p, &v, sizeof v); }
 
-ibv_send_wr rdma_wr(ibv_wr_opcode opcode, ibv_sge& sge, const Endpoint& remote,
-                    std::uint64_t offset, std::uint64_t wr_id) {
+ibv_send_wr rdma_wr(ibv_wr_opcode opcode, ibv_sge& sge, const Endpoint& remote, std::uint64_t offset,
+                    std::uint64_t wr_id) {
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
@@ -32,8 +32,8 @@ ibv_send_wr rdma_wr(ibv_wr_opcode opcode, ibv_sge& sge, const Endpoint& remote,
   return wr;
 }
 
-ibv_send_wr atomic_wr(ibv_wr_opcode opcode, ibv_sge& sge, const Endpoint& remote,
-                      std::uint64_t compare_add, std::uint64_t swap, std::uint64_t wr_id) {
+ibv_send_wr atomic_wr(ibv_wr_opcode opcode, ibv_sge& sge, const Endpoint& remote, std::uint64_t compare_add,
+                      std::uint64_t swap, std::uint64_t wr_id) {
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;

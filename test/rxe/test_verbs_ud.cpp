@@ -10,7 +10,7 @@ using namespace fabench::verbs::testbed;
 namespace {
 constexpr std::uint32_t kGrhBytes = 40;
 constexpr std::uint32_t kBytes = 1024;  // a UD message is at most one MTU
-}
+}  // namespace
 
 TEST_CASE("UD send/recv delivers the payload after the GRH", "[rxe][verbs][ud]") {
   const Topology topo = GENERATE(topology_loopback(), topology_wire());

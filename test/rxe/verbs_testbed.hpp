@@ -32,8 +32,8 @@ inline std::string env_or(const char* name, const char* fallback) {
 inline std::string dev0() { return env_or("FABENCH_RXE_DEV0", "rxe0"); }
 inline std::string dev1() { return env_or("FABENCH_RXE_DEV1", "rxe1"); }
 
-inline constexpr int kRcAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+inline constexpr int kRcAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                                 IBV_ACCESS_REMOTE_ATOMIC;
 inline constexpr int kUcAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 inline constexpr int kUdAccess = IBV_ACCESS_LOCAL_WRITE;
 
@@ -52,8 +52,7 @@ struct Side {
   QueuePair qp;
   QpConfig cfg;
 
-  Side(const std::string& name, ibv_qp_type type, QpCaps caps = {}, bool channel = false,
-       std::size_t bytes = 64 * 1024)
+  Side(const std::string& name, ibv_qp_type type, QpCaps caps = {}, bool channel = false, std::size_t bytes = 64 * 1024)
       : dev(Device::open(name)),
         pd(dev),
         cq(dev, 256, channel),
@@ -80,8 +79,7 @@ inline void connect(Side& a, Side& b) {
 }
 
 // Polls until n completions arrived or the timeout passed; returns what came.
-inline std::vector<ibv_wc> poll_n(const CompletionQueue& cq, int n,
-                                  std::chrono::milliseconds timeout = kTimeout) {
+inline std::vector<ibv_wc> poll_n(const CompletionQueue& cq, int n, std::chrono::milliseconds timeout = kTimeout) {
   std::vector<ibv_wc> out;
   std::vector<ibv_wc> batch(16);
   const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -226,3 +226,34 @@ TEST_CASE("ranks calling different collectives are told so", "[ctrl][bootstrap]"
   CHECK(errors[1] == "rank 0 (host-0) reports: " + errors[0]);
   CHECK(errors[2] == "rank 0 (host-0) reports: " + errors[0]);
 }
+
+TEST_CASE("route delivers each piece to its rank only", "[ctrl][bootstrap]") {
+  const std::uint16_t port = unused_port();
+  constexpr std::uint32_t kSize = 6;
+  std::vector<std::vector<std::vector<std::uint8_t>>> got(kSize);
+  const auto errors = run_ranks({0, 1, 2, 3, 4, 5}, [&](std::uint32_t r) {
+    auto b = Bootstrap::connect(config(r, kSize, port));
+    // Rank r writes to its ring neighbours only: (r+1) gets {r, 1}, (r-1) gets {r, 2, 2}.
+    std::vector<std::vector<std::uint8_t>> out(kSize);
+    out[(r + 1) % kSize] = {static_cast<std::uint8_t>(r), 1};
+    out[(r + kSize - 1) % kSize] = {static_cast<std::uint8_t>(r), 2, 2};
+    got[r] = b.route(out);
+    b.barrier();  // collectives stay in step after a route
+  });
+  for (std::uint32_t r = 0; r < kSize; ++r) {
+    INFO("rank " << r);
+    CHECK(errors[r].empty());
+    REQUIRE(got[r].size() == kSize);
+    const std::uint32_t left = (r + kSize - 1) % kSize;
+    const std::uint32_t right = (r + 1) % kSize;
+    for (std::uint32_t k = 0; k < kSize; ++k) {
+      if (k == left) {
+        CHECK(got[r][k] == std::vector<std::uint8_t>{static_cast<std::uint8_t>(k), 1});
+      } else if (k == right) {
+        CHECK(got[r][k] == std::vector<std::uint8_t>{static_cast<std::uint8_t>(k), 2, 2});
+      } else {
+        CHECK(got[r][k].empty());
+      }
+    }
+  }
+}

@@ -42,9 +42,7 @@ CtrlError catch_ctrl(F&& f) {
   return CtrlError(CtrlError::Kind::kProtocol, "unreachable");
 }
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // A port nobody listens on (bound, then released).
 std::uint16_t unused_port() {
@@ -199,16 +197,16 @@ TEST_CASE("Hello exchange names the peer and refuses another protocol version", 
     REQUIRE(::send(server.fd(), frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size()));
     const auto e = catch_ctrl([&] { (void)client.exchange_hello(Hello{kProtocolVersion, "x", "host-old", 0, 2}, 2s); });
     CHECK(e.kind() == CtrlError::Kind::kVersion);
-    CHECK(std::string(e.what()) ==
-          "protocol version mismatch: peer rank 1 (host-new " + client.peer_address() +
-              ") runs fabench 0.9.0 (control protocol v3), this process runs fabench " +
-              std::string(build_version()) + " (control protocol v2); use the same fabench version on every host");
+    CHECK(std::string(e.what()) == "protocol version mismatch: peer rank 1 (host-new " + client.peer_address() +
+                                       ") runs fabench 0.9.0 (control protocol v3), this process runs fabench " +
+                                       std::string(build_version()) +
+                                       " (control protocol v2); use the same fabench version on every host");
   }
   SECTION("something other than Hello first") {
     auto [client, server] = connect_pair();
     server.send(Barrier{1});
-    CHECK_THROWS_WITH(client.exchange_hello(Hello{}, 2s), Catch::StartsWith("expected Hello from peer 127.0.0.1:") &&
-                                                              Catch::EndsWith("got Barrier"));
+    CHECK_THROWS_WITH(client.exchange_hello(Hello{}, 2s),
+                      Catch::StartsWith("expected Hello from peer 127.0.0.1:") && Catch::EndsWith("got Barrier"));
   }
 }
 

@@ -125,9 +125,10 @@ TEST_CASE("bootstrap config: flags over environment over defaults", "[ctrl][env]
     opts.master_port = 20000;
     opts.host_name = "me";
     opts.timeout = std::chrono::milliseconds(1500);
-    const auto cfg = resolve_bootstrap_config(
-        opts, env_of({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"MASTER_ADDR", "node-a"},
-                      {"MASTER_PORT", "29500"}}));
+    const auto cfg = resolve_bootstrap_config(opts, env_of({{"OMPI_COMM_WORLD_RANK", "3"},
+                                                            {"OMPI_COMM_WORLD_SIZE", "4"},
+                                                            {"MASTER_ADDR", "node-a"},
+                                                            {"MASTER_PORT", "29500"}}));
     CHECK(cfg.rank == 1);
     CHECK(cfg.size == 4);  // from Open MPI
     CHECK(cfg.master_addr == "node-a");

@@ -40,7 +40,10 @@ std::vector<Message> one_of_each() {
       EndpointExchange{7, {sample_endpoint(0), sample_endpoint(1), sample_endpoint(2)}},
       EndpointExchange{0, {}},
       Command{42, "write_lat", {{"msg_bytes", "64"}, {"inline", ""}, {"", "empty key"}}, 20'000},
-      Result{42, ResultStatus::kFailed, "IBV_WC_RETRY_EXC_ERR on qp 0x12", R"({"p50_ns": 1234.5})",
+      Result{42,
+             ResultStatus::kFailed,
+             "IBV_WC_RETRY_EXC_ERR on qp 0x12",
+             R"({"p50_ns": 1234.5})",
              {1.5, -0.0, std::numeric_limits<double>::infinity(), 1e-300, 123456789.0}},
       Result{43, ResultStatus::kUnsupported, "", "", {}},
       Barrier{0xFFFFFFFFFFFFFFFFULL},
@@ -102,7 +105,7 @@ TEST_CASE("doubles travel as their exact bits", "[ctrl][wire]") {
 TEST_CASE("the frame layout is explicit little-endian", "[ctrl][wire]") {
   const auto frame = encode(Barrier{0x0102030405060708ULL});
   const std::vector<std::uint8_t> expected = {
-      'F', 'B', 'C', 'P',                              // magic
+      'F',  'B',  'C',  'P',                           // magic
       0x02, 0x00,                                      // version 2
       0x05, 0x00,                                      // type Barrier
       0x08, 0x00, 0x00, 0x00,                          // 8 payload bytes

@@ -1,15 +1,26 @@
 // Numeric flag checks: every error names the flag and the allowed range in
 // plain words, never CLI11's "Value 0 not in range 0.000000 to 1.79e308".
+// The device flags every binary takes; sizes, lists and path MTUs.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "fabench/harness/cli.hpp"
 
+using fabench::harness::add_device_flags;
+using fabench::harness::all_sizes;
+using fabench::harness::check_path_mtu;
+using fabench::harness::DeviceFlags;
+using fabench::harness::parse_bytes;
 using fabench::harness::parse_error_text;
+using fabench::harness::parse_integer;
+using fabench::harness::parse_sizes;
 using fabench::harness::positive_seconds;
+using fabench::harness::split_list;
 using fabench::harness::whole_number;
 
 namespace {
@@ -52,4 +63,81 @@ TEST_CASE("numeric flags: errors name the flag and the range", "[harness][cli]")
 TEST_CASE("numeric flags: values in range pass through unchanged", "[harness][cli]") {
   CHECK(parse({"-n", "1", "-q", "1024", "-D", "0.25"}).empty());
   CHECK(parse({"-n", "9223372036854775807"}).empty());
+}
+
+namespace {
+
+// Parses `args` with the device flags; returns the error line or "".
+std::string parse_device(std::vector<std::string> args, DeviceFlags& flags) {
+  CLI::App app;
+  add_device_flags(app, flags);
+  std::vector<const char*> argv{"prog"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
+  } catch (const CLI::ParseError& e) {
+    return parse_error_text(e);
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("device flags: -d -i -x --timeout -v fill the context options", "[harness][cli]") {
+  DeviceFlags f;
+  REQUIRE(parse_device({}, f).empty());
+  CHECK(f.context_options().device.empty());
+  CHECK(f.context_options().ib_port == 0);
+  CHECK(f.context_options().gid_index == -1);
+  CHECK(f.timeout() == std::chrono::seconds(30));
+  CHECK_FALSE(f.verbose);
+
+  DeviceFlags g;
+  REQUIRE(parse_device({"-d", "rxe1", "-i", "2", "-x", "3", "--timeout", "2.5", "-v"}, g).empty());
+  CHECK(g.context_options().device == "rxe1");
+  CHECK(g.context_options().ib_port == 2);
+  CHECK(g.context_options().gid_index == 3);
+  CHECK(g.timeout() == std::chrono::milliseconds(2500));
+  CHECK(g.verbose);
+
+  DeviceFlags h;
+  CHECK(parse_device({"-i", "0"}, h) == "-i must be from 1 to 255 (got 0)");
+  CHECK(parse_device({"--timeout", "0"}, h) == "--timeout must be more than 0 seconds (got 0)");
+}
+
+TEST_CASE("sizes parse with units, and bad sizes say why", "[harness][cli]") {
+  CHECK(parse_sizes("2,64,4K,1M") == std::vector<std::uint64_t>{2, 64, 4096, 1 << 20});
+  CHECK(parse_bytes("4G") == (4ULL << 30));
+  CHECK(parse_bytes("512MiB") == (512ULL << 20));
+  CHECK(parse_bytes("64k") == 65536);
+  CHECK(parse_bytes("7B") == 7);
+  CHECK_THROWS_WITH(parse_bytes("12Q"), Catch::Contains("unknown unit"));
+  CHECK_THROWS_WITH(parse_bytes("abc"), Catch::Contains("not a size"));
+  CHECK_THROWS_WITH(parse_bytes("-4K"), Catch::Contains("not a size"));
+  CHECK_THROWS_WITH(parse_bytes(""), Catch::Contains("empty"));
+  CHECK_THROWS_WITH(parse_sizes("64,0"), Catch::Contains("0"));
+  CHECK_THROWS(parse_bytes("99999999999999999999"));
+  CHECK_THROWS_WITH(parse_bytes("17179869184G"), Catch::Contains("too large"));
+  const auto all = all_sizes();
+  REQUIRE(all.size() == 23);
+  CHECK(all.front() == 2);
+  CHECK(all.back() == (8ULL << 20));
+}
+
+TEST_CASE("whole integers and lists", "[harness][cli]") {
+  CHECK(parse_integer<std::uint32_t>("4096") == 4096U);
+  CHECK(parse_integer<std::int32_t>("-1") == -1);
+  CHECK_FALSE(parse_integer<std::uint8_t>("256").has_value());
+  CHECK_FALSE(parse_integer<int>("12x").has_value());
+  CHECK_FALSE(parse_integer<int>("").has_value());
+  CHECK(split_list("write,send") == std::vector<std::string>{"write", "send"});
+  CHECK(split_list("rc") == std::vector<std::string>{"rc"});
+  CHECK(split_list("a,,b") == std::vector<std::string>{"a", "", "b"});
+}
+
+TEST_CASE("path MTUs: the five verbs knows, or 0 for automatic", "[harness][cli]") {
+  for (std::uint32_t mtu : {0U, 256U, 512U, 1024U, 2048U, 4096U}) CHECK(check_path_mtu("-m", mtu).empty());
+  CHECK(check_path_mtu("-m", 3000) == "-m 3000: MTU must be 256, 512, 1024, 2048 or 4096");
+  CHECK_FALSE(check_path_mtu("-m", 257).empty());
+  CHECK_FALSE(check_path_mtu("-m", 8192).empty());
 }

@@ -102,7 +102,7 @@ TEST_CASE("percentile endpoints and bounds", "[stats]") {
   CHECK_THROWS_AS(percentile_ppm(v, 1'000'001), std::invalid_argument);
 }
 
-TEST_CASE("compute_stats leaves the caller's order alone; the in-place form sorts", "[stats]") {
+TEST_CASE("compute_stats leaves the caller's order alone, the in-place form sorts", "[stats]") {
   std::vector<double> v = {3, 1, 2};
   (void)compute_stats(v);
   CHECK(v == std::vector<double>{3, 1, 2});

@@ -39,8 +39,8 @@ class FakeSysfs {
   }
   // One GID slot; type "" leaves the types file out (as for unused slots,
   // whose types file the kernel refuses to read).
-  void gid(const std::string& dev, int port, int index, const std::string& gid,
-           const std::string& type, const std::string& ndev = "eth0") const {
+  void gid(const std::string& dev, int port, int index, const std::string& gid, const std::string& type,
+           const std::string& ndev = "eth0") const {
     const fs::path base = fs::path(dev) / "ports" / std::to_string(port);
     write(base / "gids" / std::to_string(index), gid + "\n");
     fs::create_directories(root_ / base / "gid_attrs" / "types");

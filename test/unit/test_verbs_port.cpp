@@ -7,20 +7,20 @@ using namespace fabench::verbs;
 
 TEST_CASE("port_rate_gbps: nominal rates as the kernel's sysfs rate file prints them", "[verbs][port]") {
   // active_width: 1=1X 2=4X 4=8X 8=12X 16=2X
-  CHECK(port_rate_gbps(1, 1) == Approx(2.5));     // 1X SDR
-  CHECK(port_rate_gbps(1, 2) == Approx(10.0));    // 4X SDR
-  CHECK(port_rate_gbps(2, 2) == Approx(20.0));    // 4X DDR
-  CHECK(port_rate_gbps(4, 2) == Approx(40.0));    // 4X QDR
-  CHECK(port_rate_gbps(8, 2) == Approx(40.0));    // 4X FDR10
-  CHECK(port_rate_gbps(16, 2) == Approx(56.0));   // 4X FDR
-  CHECK(port_rate_gbps(32, 2) == Approx(100.0));  // 4X EDR
-  CHECK(port_rate_gbps(32, 8) == Approx(300.0));  // 12X EDR
-  CHECK(port_rate_gbps(64, 2) == Approx(200.0));  // 4X HDR
-  CHECK(port_rate_gbps(64, 16) == Approx(100.0)); // 2X HDR (HDR100 splits)
-  CHECK(port_rate_gbps(128, 2) == Approx(400.0)); // 4X NDR
-  CHECK(port_rate_gbps(128, 4) == Approx(800.0)); // 8X NDR
+  CHECK(port_rate_gbps(1, 1) == Approx(2.5));            // 1X SDR
+  CHECK(port_rate_gbps(1, 2) == Approx(10.0));           // 4X SDR
+  CHECK(port_rate_gbps(2, 2) == Approx(20.0));           // 4X DDR
+  CHECK(port_rate_gbps(4, 2) == Approx(40.0));           // 4X QDR
+  CHECK(port_rate_gbps(8, 2) == Approx(40.0));           // 4X FDR10
+  CHECK(port_rate_gbps(16, 2) == Approx(56.0));          // 4X FDR
+  CHECK(port_rate_gbps(32, 2) == Approx(100.0));         // 4X EDR
+  CHECK(port_rate_gbps(32, 8) == Approx(300.0));         // 12X EDR
+  CHECK(port_rate_gbps(64, 2) == Approx(200.0));         // 4X HDR
+  CHECK(port_rate_gbps(64, 16) == Approx(100.0));        // 2X HDR (HDR100 splits)
+  CHECK(port_rate_gbps(128, 2) == Approx(400.0));        // 4X NDR
+  CHECK(port_rate_gbps(128, 4) == Approx(800.0));        // 8X NDR
   CHECK(port_rate_gbps(kSpeedXdr, 2) == Approx(800.0));  // 4X XDR (256 > uint8_t)
-  CHECK(port_rate_gbps(128, 1) == Approx(100.0)); // 1X NDR
+  CHECK(port_rate_gbps(128, 1) == Approx(100.0));        // 1X NDR
 }
 
 TEST_CASE("port_rate_gbps: unknown encodings give 0, not a guess", "[verbs][port]") {
@@ -32,11 +32,11 @@ TEST_CASE("port_rate_gbps: unknown encodings give 0, not a guess", "[verbs][port
 }
 
 TEST_CASE("port_data_rate_gbps: rate after line coding", "[verbs][port]") {
-  CHECK(port_data_rate_gbps(1, 2) == Approx(8.0));    // 8b/10b
-  CHECK(port_data_rate_gbps(4, 2) == Approx(32.0));   // 4X QDR, 8b/10b
-  CHECK(port_data_rate_gbps(8, 2) == Approx(40.0));   // FDR10: 10.3125 GBd, 64b/66b
+  CHECK(port_data_rate_gbps(1, 2) == Approx(8.0));                       // 8b/10b
+  CHECK(port_data_rate_gbps(4, 2) == Approx(32.0));                      // 4X QDR, 8b/10b
+  CHECK(port_data_rate_gbps(8, 2) == Approx(40.0));                      // FDR10: 10.3125 GBd, 64b/66b
   CHECK(port_data_rate_gbps(16, 2) == Approx(54.545454).epsilon(1e-6));  // FDR 14.0625 * 64/66 * 4
-  CHECK(port_data_rate_gbps(32, 2) == Approx(100.0)); // EDR 25.78125 * 64/66 * 4
+  CHECK(port_data_rate_gbps(32, 2) == Approx(100.0));                    // EDR 25.78125 * 64/66 * 4
   CHECK(port_data_rate_gbps(64, 2) == Approx(200.0));
   CHECK(port_data_rate_gbps(128, 2) == Approx(400.0));
 }

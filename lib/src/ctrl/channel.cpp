@@ -42,8 +42,8 @@ std::string format_sockaddr(const sockaddr* sa, socklen_t len) {
   if (sa->sa_family == AF_UNIX) return "local socket";
   std::array<char, NI_MAXHOST> host{};
   std::array<char, NI_MAXSERV> serv{};
-  if (::getnameinfo(sa, len, host.data(), host.size(), serv.data(), serv.size(),
-                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+  if (::getnameinfo(sa, len, host.data(), host.size(), serv.data(), serv.size(), NI_NUMERICHOST | NI_NUMERICSERV) !=
+      0) {
     return "unknown address";
   }
   std::string h = host.data();
@@ -160,8 +160,7 @@ std::string local_host_name() {
 
 // ---------------------------------------------------------------- Channel
 
-Channel Channel::connect(const std::string& host, std::uint16_t port, milliseconds retry_for,
-                         ChannelOptions options) {
+Channel Channel::connect(const std::string& host, std::uint16_t port, milliseconds retry_for, ChannelOptions options) {
   const auto deadline = Clock::now() + retry_for;
   auto backoff = milliseconds(50);
   std::string last_error = "no address";
@@ -172,8 +171,7 @@ Channel Channel::connect(const std::string& host, std::uint16_t port, millisecon
     if (rc == EAI_AGAIN) {
       last_error = "cannot resolve host '" + host + "': " + gai_text(rc);
     } else if (rc != 0) {
-      throw CtrlError(CtrlError::Kind::kNetwork,
-                      fmt::format("cannot resolve host '{}': {}", host, gai_text(rc)));
+      throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("cannot resolve host '{}': {}", host, gai_text(rc)));
     } else {
       for (const addrinfo* p = ai.get(); p != nullptr; p = p->ai_next) {
         // Each attempt gets at most 5 s, so one black-holed address does not
@@ -271,14 +269,12 @@ void Channel::send(const Message& msg, milliseconds timeout) {
       throw CtrlError(CtrlError::Kind::kClosed, describe() + " closed the connection");
     }
     if (err != EAGAIN && err != EWOULDBLOCK) {
-      throw CtrlError(CtrlError::Kind::kNetwork,
-                      fmt::format("send to {}: {}", describe(), errno_text(err)));
+      throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("send to {}: {}", describe(), errno_text(err)));
     }
     for (;;) {
       if (Clock::now() >= deadline) {
-        throw CtrlError(CtrlError::Kind::kTimeout,
-                        fmt::format("{} accepted no data for {} (sending {})", describe(),
-                                    format_duration(timeout), type_name(type_of(msg))));
+        throw CtrlError(CtrlError::Kind::kTimeout, fmt::format("{} accepted no data for {} (sending {})", describe(),
+                                                               format_duration(timeout), type_name(type_of(msg))));
       }
       pollfd p{fd_, POLLOUT, 0};
       const int rc = ::poll(&p, 1, poll_ms(deadline));
@@ -367,9 +363,11 @@ Channel::Incoming Channel::poll_incoming() noexcept {
       return Incoming::kClosed;  // reset or worse: recv() will name it
     }
     if (static_cast<std::size_t>(n) < h.size()) return Incoming::kNothing;  // the rest is on its way
-    const auto magic = static_cast<std::uint32_t>(h[0] | (h[1] << 8) | (h[2] << 16) | (static_cast<std::uint32_t>(h[3]) << 24));
+    const auto magic = static_cast<std::uint32_t>(h[0] | (h[1] << 8) | (h[2] << 16) |
+                                                  (static_cast<std::uint32_t>(h[3]) << 24));
     const auto type = static_cast<std::uint16_t>(h[6] | (h[7] << 8));
-    const auto length = static_cast<std::uint32_t>(h[8] | (h[9] << 8) | (h[10] << 16) | (static_cast<std::uint32_t>(h[11]) << 24));
+    const auto length = static_cast<std::uint32_t>(h[8] | (h[9] << 8) | (h[10] << 16) |
+                                                   (static_cast<std::uint32_t>(h[11]) << 24));
     const auto version = static_cast<std::uint16_t>(h[4] | (h[5] << 8));
     if (magic != kMagic || type != static_cast<std::uint16_t>(MsgType::kKeepalive) || length != 0 ||
         version != kProtocolVersion) {
@@ -394,12 +392,12 @@ Hello Channel::exchange_hello(const Hello& mine, milliseconds timeout) {
   }
   set_peer(hello->size > 0 ? std::optional<std::uint32_t>(hello->rank) : std::nullopt, hello->host_name);
   if (hello->protocol_version != kProtocolVersion) {
-    throw CtrlError(CtrlError::Kind::kVersion,
-                    fmt::format("protocol version mismatch: {} runs fabench {} (control protocol v{}), this "
-                                "process runs fabench {} (control protocol v{}); use the same fabench "
-                                "version on every host",
-                                describe(), hello->build_version, hello->protocol_version, build_version(),
-                                kProtocolVersion));
+    throw CtrlError(
+        CtrlError::Kind::kVersion,
+        fmt::format("protocol version mismatch: {} runs fabench {} (control protocol v{}), this "
+                    "process runs fabench {} (control protocol v{}); use the same fabench "
+                    "version on every host",
+                    describe(), hello->build_version, hello->protocol_version, build_version(), kProtocolVersion));
   }
   return *hello;
 }
@@ -484,16 +482,14 @@ Listener Listener::bind(const std::string& host, std::uint16_t port, int backlog
   if (::bind(s.fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
     const int err = errno;
     if (err == EADDRINUSE) {
-      throw CtrlError(CtrlError::Kind::kNetwork,
-                      fmt::format("port {} already in use (bind {})", port, address));
+      throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("port {} already in use (bind {})", port, address));
     }
     throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("cannot bind {}: {}", address, errno_text(err)));
   }
   if (::listen(s.fd, backlog) != 0) {
     const int err = errno;
     if (err == EADDRINUSE) {
-      throw CtrlError(CtrlError::Kind::kNetwork,
-                      fmt::format("port {} already in use (bind {})", port, address));
+      throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("port {} already in use (bind {})", port, address));
     }
     throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("cannot listen on {}: {}", address, errno_text(err)));
   }

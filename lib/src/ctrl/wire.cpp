@@ -88,8 +88,8 @@ class Reader {
   std::size_t count(std::string_view field, std::size_t min_element_bytes) {
     const auto n = uint<std::uint32_t>(field);
     if (min_element_bytes > 0 && n > remaining() / min_element_bytes) {
-      malformed(fmt::format("{}: {} claims {} elements of at least {} bytes but only {} bytes remain",
-                            msg_, field, n, min_element_bytes, remaining()));
+      malformed(fmt::format("{}: {} claims {} elements of at least {} bytes but only {} bytes remain", msg_, field, n,
+                            min_element_bytes, remaining()));
     }
     return n;
   }
@@ -106,8 +106,7 @@ class Reader {
  private:
   void need(std::size_t n, std::string_view field) const {
     if (n > remaining()) {
-      malformed(fmt::format("{}: truncated at {} (needs {} bytes, {} remain)", msg_, field, n,
-                            remaining()));
+      malformed(fmt::format("{}: truncated at {} (needs {} bytes, {} remain)", msg_, field, n, remaining()));
     }
   }
 
@@ -240,8 +239,7 @@ Message read_body(MsgType type, Reader& r) {
       for (std::size_t i = 0; i < n; ++i) m.values.push_back(r.f64("value"));
       return m;
     }
-    case MsgType::kBarrier:
-      return Barrier{r.uint<std::uint64_t>("epoch")};
+    case MsgType::kBarrier: return Barrier{r.uint<std::uint64_t>("epoch")};
     case MsgType::kGather: {
       Gather m;
       m.epoch = r.uint<std::uint64_t>("epoch");
@@ -249,12 +247,9 @@ Message read_body(MsgType type, Reader& r) {
       m.data = r.bytes("data");
       return m;
     }
-    case MsgType::kError:
-      return Error{r.str("text")};
-    case MsgType::kGoodbye:
-      return Goodbye{};
-    case MsgType::kKeepalive:
-      return Keepalive{};
+    case MsgType::kError: return Error{r.str("text")};
+    case MsgType::kGoodbye: return Goodbye{};
+    case MsgType::kKeepalive: return Keepalive{};
   }
   malformed(fmt::format("unknown message type {}", static_cast<unsigned>(type)));
 }
@@ -283,8 +278,7 @@ MsgType type_of(const Message& msg) noexcept {
 }
 
 bool is_known_type(std::uint16_t raw) noexcept {
-  return raw >= static_cast<std::uint16_t>(MsgType::kHello) &&
-         raw <= static_cast<std::uint16_t>(MsgType::kKeepalive);
+  return raw >= static_cast<std::uint16_t>(MsgType::kHello) && raw <= static_cast<std::uint16_t>(MsgType::kKeepalive);
 }
 
 std::string type_name(MsgType type) {
@@ -309,8 +303,7 @@ std::vector<std::uint8_t> encode_payload(const Message& msg) {
   return out;
 }
 
-std::vector<std::uint8_t> encode(const Message& msg, std::uint32_t max_payload_bytes,
-                                 std::uint16_t version) {
+std::vector<std::uint8_t> encode(const Message& msg, std::uint32_t max_payload_bytes, std::uint16_t version) {
   std::vector<std::uint8_t> out(kHeaderBytes);
   Writer w(out);
   std::visit([&](const auto& m) { write_body(w, m); }, msg);
@@ -342,9 +335,10 @@ FrameHeader decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max
   const auto raw_type = r.uint<std::uint16_t>("type");
   h.payload_bytes = r.uint<std::uint32_t>("payload length");
   if (h.magic != kMagic) {
-    malformed(fmt::format("bad magic {:#010x} (expected {:#010x}); the peer is not a fabench control "
-                          "channel",
-                          h.magic, kMagic));
+    malformed(
+        fmt::format("bad magic {:#010x} (expected {:#010x}); the peer is not a fabench control "
+                    "channel",
+                    h.magic, kMagic));
   }
   if (!is_known_type(raw_type)) {
     // A newer peer's type would come with a newer version: say so.
@@ -358,8 +352,8 @@ FrameHeader decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max
   }
   h.type = static_cast<MsgType>(raw_type);
   if (h.payload_bytes > max_payload_bytes) {
-    malformed(fmt::format("{} payload of {} bytes exceeds the limit of {} bytes", type_name(h.type),
-                          h.payload_bytes, max_payload_bytes));
+    malformed(fmt::format("{} payload of {} bytes exceeds the limit of {} bytes", type_name(h.type), h.payload_bytes,
+                          max_payload_bytes));
   }
   return h;
 }
@@ -368,13 +362,12 @@ Message decode_payload(const FrameHeader& header, std::span<const std::uint8_t> 
   const bool same_version = header.version == kProtocolVersion;
   if (!same_version && header.type != MsgType::kHello) {
     throw CtrlError(CtrlError::Kind::kVersion,
-                    fmt::format("peer speaks fabench control protocol v{}, this build speaks v{}",
-                                header.version, kProtocolVersion));
+                    fmt::format("peer speaks fabench control protocol v{}, this build speaks v{}", header.version,
+                                kProtocolVersion));
   }
   const std::string name = type_name(header.type);
   if (payload.size() != header.payload_bytes) {
-    malformed(fmt::format("{}: payload is {} bytes, header says {}", name, payload.size(),
-                          header.payload_bytes));
+    malformed(fmt::format("{}: payload is {} bytes, header says {}", name, payload.size(), header.payload_bytes));
   }
   Reader r(payload, name);
   Message m = read_body(header.type, r);
@@ -387,12 +380,11 @@ Message decode(std::span<const std::uint8_t> frame, std::uint32_t max_payload_by
   const FrameHeader h = decode_header(frame, max_payload_bytes);
   const auto rest = frame.subspan(kHeaderBytes);
   if (rest.size() < h.payload_bytes) {
-    malformed(fmt::format("{}: truncated frame ({} of {} payload bytes)", type_name(h.type), rest.size(),
-                          h.payload_bytes));
+    malformed(
+        fmt::format("{}: truncated frame ({} of {} payload bytes)", type_name(h.type), rest.size(), h.payload_bytes));
   }
   if (rest.size() > h.payload_bytes) {
-    malformed(fmt::format("{}: {} bytes after the end of the frame", type_name(h.type),
-                          rest.size() - h.payload_bytes));
+    malformed(fmt::format("{}: {} bytes after the end of the frame", type_name(h.type), rest.size() - h.payload_bytes));
   }
   return decode_payload(h, rest);
 }

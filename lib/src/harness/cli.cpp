@@ -3,8 +3,11 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include <fmt/format.h>
+
+#include "fabench/verbs/port.hpp"
 
 namespace fabench::harness {
 
@@ -65,6 +68,79 @@ std::string parse_error_text(const CLI::ParseError& error) {
     if (colon != std::string::npos && text.starts_with("-")) text.erase(0, colon + 2);
   }
   return text;
+}
+
+ContextOptions DeviceFlags::context_options() const {
+  ContextOptions o;
+  o.device = device;
+  o.ib_port = static_cast<std::uint8_t>(ib_port);
+  o.gid_index = gid_index;
+  return o;
+}
+
+std::chrono::milliseconds DeviceFlags::timeout() const {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+}
+
+void add_device_flags(CLI::App& app, DeviceFlags& f) {
+  app.add_option("-d,--ib-dev", f.device, "RDMA device (default: first with an ACTIVE port)");
+  app.add_option("-i,--ib-port", f.ib_port, "Device port (default: first ACTIVE)")->check(whole_number("-i", 1, 255));
+  app.add_option("-x,--gid-index", f.gid_index, "GID index (default: RoCE v2 over IPv4 first, like perftest)")
+      ->check(whole_number("-x", 0, 65535));
+  app.add_option("--timeout", f.timeout_s, "Seconds to wait for a peer or for progress before giving up (default 30)")
+      ->check(positive_seconds("--timeout"));
+  app.add_flag("-v,--verbose", f.verbose, "Log more");
+}
+
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto pos = text.find(sep, start);
+    out.push_back(text.substr(start, pos - start));
+    if (pos == std::string::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::uint64_t parse_bytes(const std::string& text) {
+  if (text.empty()) throw std::invalid_argument("empty size");
+  const std::string_view all = text;
+  const std::string_view digits = all.substr(0, all.find_first_not_of("0123456789"));
+  const std::string_view suffix = all.substr(digits.size());
+  const auto value = parse_integer<std::uint64_t>(digits);
+  if (!value) throw std::invalid_argument(fmt::format("'{}' is not a size", text));
+  std::uint64_t mult = 1;
+  if (suffix == "" || suffix == "B") mult = 1;
+  else if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = 1ULL << 10;
+  else if (suffix == "M" || suffix == "MiB") mult = 1ULL << 20;
+  else if (suffix == "G" || suffix == "GiB") mult = 1ULL << 30;
+  else throw std::invalid_argument(fmt::format("'{}': unknown unit '{}' (use K, M or G)", text, suffix));
+  if (*value > (~0ULL) / mult) throw std::invalid_argument(fmt::format("'{}' is too large", text));
+  return *value * mult;
+}
+
+std::vector<std::uint64_t> parse_sizes(const std::string& text) {
+  std::vector<std::uint64_t> out;
+  for (const auto& t : split_list(text)) {
+    const auto v = parse_bytes(t);
+    if (v == 0) throw std::invalid_argument("message size 0 is not measurable");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> all_sizes() {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = 2; s <= (8ULL << 20); s *= 2) out.push_back(s);
+  return out;
+}
+
+std::string check_path_mtu(std::string_view flag, std::uint32_t bytes) {
+  // The IBV_MTU_* values round-trip; anything else is not a path MTU.
+  if (bytes == 0 || verbs::mtu_bytes(verbs::mtu_from_bytes(bytes)) == bytes) return {};
+  return fmt::format("{} {}: MTU must be {}", flag, bytes, kPathMtuChoices);
 }
 
 }  // namespace fabench::harness

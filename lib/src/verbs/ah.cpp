@@ -36,30 +36,25 @@ ibv_ah_attr make_ah_attr(const Endpoint& remote, int sgid_index, std::uint8_t po
   return ah;
 }
 
-AddressHandle::AddressHandle(const ProtectionDomain& pd, const Endpoint& remote, int sgid_index,
-                             std::uint8_t port, std::uint8_t sl, std::uint8_t traffic_class,
-                             std::uint8_t hop_limit)
+AddressHandle::AddressHandle(const ProtectionDomain& pd, const Endpoint& remote, int sgid_index, std::uint8_t port,
+                             std::uint8_t sl, std::uint8_t traffic_class, std::uint8_t hop_limit)
     : remote_qpn_(remote.qpn), remote_qkey_(remote.qkey) {
   ibv_ah_attr attr = make_ah_attr(remote, sgid_index, port, sl, traffic_class, hop_limit);
   errno = 0;
   ah_ = ibv_create_ah(pd.get(), &attr);
   if (ah_ == nullptr) {
     const int err = errno != 0 ? errno : EIO;
-    throw VerbsError(
-        "ibv_create_ah", err,
-        fmt::format("{} port {} to qpn {:#x} lid {} gid {} (sgid_index {}); is the peer "
-                    "reachable from this port?",
-                    pd.device_name(), port, remote.qpn, remote.lid, format_gid(remote.gid),
-                    sgid_index));
+    throw VerbsError("ibv_create_ah", err,
+                     fmt::format("{} port {} to qpn {:#x} lid {} gid {} (sgid_index {}); is the peer "
+                                 "reachable from this port?",
+                                 pd.device_name(), port, remote.qpn, remote.lid, format_gid(remote.gid), sgid_index));
   }
 }
 
 AddressHandle::~AddressHandle() { reset(); }
 
 AddressHandle::AddressHandle(AddressHandle&& other) noexcept
-    : ah_(std::exchange(other.ah_, nullptr)),
-      remote_qpn_(other.remote_qpn_),
-      remote_qkey_(other.remote_qkey_) {}
+    : ah_(std::exchange(other.ah_, nullptr)), remote_qpn_(other.remote_qpn_), remote_qkey_(other.remote_qkey_) {}
 
 AddressHandle& AddressHandle::operator=(AddressHandle&& other) noexcept {
   if (this != &other) {

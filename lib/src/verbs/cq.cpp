@@ -15,17 +15,14 @@
 
 namespace fabench::verbs {
 
-CompletionQueue::CompletionQueue(const Device& device, int min_cqe, bool with_channel,
-                                 int comp_vector) {
+CompletionQueue::CompletionQueue(const Device& device, int min_cqe, bool with_channel, int comp_vector) {
   const int max_cqe = device.raw_attr().max_cqe;
   if (min_cqe < 1 || min_cqe > max_cqe) {
     throw VerbsError("ibv_create_cq", EINVAL,
-                     fmt::format("{} CQ entries requested; {} allows 1..{}", min_cqe,
-                                 device.name(), max_cqe));
+                     fmt::format("{} CQ entries requested; {} allows 1..{}", min_cqe, device.name(), max_cqe));
   }
   if (with_channel) {
-    channel_ = check_ptr(ibv_create_comp_channel(device.get()), "ibv_create_comp_channel",
-                         device.name());
+    channel_ = check_ptr(ibv_create_comp_channel(device.get()), "ibv_create_comp_channel", device.name());
     // Non-blocking, so that ibv_get_cq_event after poll(2) never blocks.
     const int flags = fcntl(channel_->fd, F_GETFL);
     if (flags < 0 || fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -39,8 +36,7 @@ CompletionQueue::CompletionQueue(const Device& device, int min_cqe, bool with_ch
     const int err = errno != 0 ? errno : EIO;
     reset();
     throw VerbsError("ibv_create_cq", err,
-                     fmt::format("{} entries, comp_vector {} on {}", min_cqe, comp_vector,
-                                 device.name()));
+                     fmt::format("{} entries, comp_vector {} on {}", min_cqe, comp_vector, device.name()));
   }
 }
 

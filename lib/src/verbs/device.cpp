@@ -19,8 +19,7 @@ namespace fabench::verbs {
 
 DeviceList::DeviceList() {
   int count = 0;
-  list_ = check_ptr(ibv_get_device_list(&count), "ibv_get_device_list",
-                    "is the ib_uverbs kernel module loaded?");
+  list_ = check_ptr(ibv_get_device_list(&count), "ibv_get_device_list", "is the ib_uverbs kernel module loaded?");
   count_ = count;
 }
 
@@ -77,8 +76,7 @@ Device Device::open(std::string_view name) {
     ibv_device* d = list.find(name);
     if (d == nullptr) {
       throw VerbsError("ibv_open_device", ENODEV,
-                       fmt::format("no RDMA device named '{}'; available: {}", name,
-                                   fmt::join(list.names(), ", ")));
+                       fmt::format("no RDMA device named '{}'; available: {}", name, fmt::join(list.names(), ", ")));
     }
     return Device(d);
   }
@@ -92,8 +90,7 @@ Device Device::open(std::string_view name) {
     }
   }
   throw VerbsError("ibv_query_port", ENETDOWN,
-                   fmt::format("no RDMA device with an ACTIVE port ({}); is the link up?",
-                               fmt::join(states, ", ")));
+                   fmt::format("no RDMA device with an ACTIVE port ({}); is the link up?", fmt::join(states, ", ")));
 }
 
 Device::~Device() { reset(); }
@@ -142,8 +139,8 @@ GidTable Device::gid_table(std::uint8_t port_num, std::string_view sysfs_root) c
 }
 
 std::string format_guid(std::uint64_t guid) {
-  return fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", (guid >> 48) & 0xffff, (guid >> 32) & 0xffff,
-                     (guid >> 16) & 0xffff, guid & 0xffff);
+  return fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", (guid >> 48) & 0xffff, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff,
+                     guid & 0xffff);
 }
 
 std::string atomic_cap_name(ibv_atomic_cap cap) {
@@ -191,8 +188,7 @@ struct CqDeleter {
 // Creates and destroys one QP; returns the max_inline_data the provider
 // granted (providers round up and write the result back into cap), or
 // nullopt when creation fails with this request.
-std::optional<std::uint32_t> try_inline(ibv_pd* pd, ibv_cq* cq, ibv_qp_type type,
-                                        std::uint32_t inline_bytes) {
+std::optional<std::uint32_t> try_inline(ibv_pd* pd, ibv_cq* cq, ibv_qp_type type, std::uint32_t inline_bytes) {
   ibv_qp_init_attr init{};
   init.send_cq = cq;
   init.recv_cq = cq;
@@ -219,17 +215,15 @@ std::uint32_t Device::max_inline_data(ibv_qp_type type) const {
   if (type == IBV_QPT_UD) cache = &max_inline_ud_;
   if (*cache) return **cache;
 
-  std::unique_ptr<ibv_pd, PdDeleter> pd(
-      check_ptr(ibv_alloc_pd(context_), "ibv_alloc_pd", "max_inline_data probe"));
-  std::unique_ptr<ibv_cq, CqDeleter> cq(check_ptr(
-      ibv_create_cq(context_, 2, nullptr, nullptr, 0), "ibv_create_cq", "max_inline_data probe"));
+  std::unique_ptr<ibv_pd, PdDeleter> pd(check_ptr(ibv_alloc_pd(context_), "ibv_alloc_pd", "max_inline_data probe"));
+  std::unique_ptr<ibv_cq, CqDeleter> cq(
+      check_ptr(ibv_create_cq(context_, 2, nullptr, nullptr, 0), "ibv_create_cq", "max_inline_data probe"));
 
   errno = 0;
   auto base = try_inline(pd.get(), cq.get(), type, 0);
   if (!base) {
     const int err = errno != 0 ? errno : EOPNOTSUPP;
-    throw VerbsError("ibv_create_qp", err,
-                     fmt::format("{} cannot create this QP type (max_inline_data probe)", name_));
+    throw VerbsError("ibv_create_qp", err, fmt::format("{} cannot create this QP type (max_inline_data probe)", name_));
   }
   // Invariant: lo is granted, hi is refused (or the upper bound of the search).
   constexpr std::uint32_t kUpper = 4096;
@@ -258,8 +252,6 @@ int numa_node_from_sysfs(std::string_view sysfs_root, std::string_view device) {
   return node < 0 ? -1 : node;
 }
 
-int Device::numa_node(std::string_view sysfs_root) const {
-  return numa_node_from_sysfs(sysfs_root, name_);
-}
+int Device::numa_node(std::string_view sysfs_root) const { return numa_node_from_sysfs(sysfs_root, name_); }
 
 }  // namespace fabench::verbs

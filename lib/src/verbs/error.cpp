@@ -41,9 +41,7 @@ VerbsError VerbsError::from_completion(const ibv_wc& wc, std::string text) {
   return VerbsError(Preformatted{}, std::move(text), "ibv_poll_cq", wc.status);
 }
 
-std::string no_device_hint() {
-  return "no RDMA device; for Soft-RoCE: rdma link add rxe0 type rxe netdev eth0";
-}
+std::string no_device_hint() { return "no RDMA device; for Soft-RoCE: rdma link add rxe0 type rxe netdev eth0"; }
 
 std::string format_bytes(std::uint64_t bytes) {
   if (bytes == static_cast<std::uint64_t>(RLIM_INFINITY)) return "unlimited";
@@ -120,11 +118,10 @@ std::string wr_opcode_name(ibv_wr_opcode opcode) {
 
 std::string format_completion(const ibv_wc& wc, std::string_view qp_description) {
   const char* status = ibv_wc_status_str(wc.status);
-  return fmt::format(
-      "completion {} on {}: {} (status {}, vendor_err {:#x}); wr_id {:#x}, opcode {}, qp_num {:#x}",
-      wc.status == IBV_WC_SUCCESS ? "unexpected" : "failed", qp_description,
-      status != nullptr ? status : "unknown status", static_cast<int>(wc.status), wc.vendor_err,
-      wc.wr_id, wc_opcode_name(wc.opcode), wc.qp_num);
+  return fmt::format("completion {} on {}: {} (status {}, vendor_err {:#x}); wr_id {:#x}, opcode {}, qp_num {:#x}",
+                     wc.status == IBV_WC_SUCCESS ? "unexpected" : "failed", qp_description,
+                     status != nullptr ? status : "unknown status", static_cast<int>(wc.status), wc.vendor_err,
+                     wc.wr_id, wc_opcode_name(wc.opcode), wc.qp_num);
 }
 
 VerbsError completion_error(const ibv_wc& wc, std::string_view qp_description) {

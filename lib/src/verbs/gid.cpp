@@ -126,8 +126,7 @@ GidTable read_gid_table(std::string_view sysfs_root, std::string_view device, st
   const fs::path port_dir = fs::path(sysfs_root) / device / "ports" / std::to_string(port);
   std::error_code ec;
   if (!fs::is_directory(port_dir / "gids", ec)) {
-    throw VerbsError("read_gid_table", ENOENT,
-                     fmt::format("no GID table at {}", (port_dir / "gids").string()));
+    throw VerbsError("read_gid_table", ENOENT, fmt::format("no GID table at {}", (port_dir / "gids").string()));
   }
   const auto ll = read_line(port_dir / "link_layer");
   table.link_layer = (ll && *ll == "Ethernet") ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
@@ -172,15 +171,13 @@ GidTable query_gid_table(ibv_context* context, std::uint8_t port) {
   table.device = ibv_get_device_name(context->device);
   table.port = port;
   ibv_port_attr attr{};
-  check_rc(ibv_query_port(context, port, &attr), "ibv_query_port",
-           fmt::format("{} port {}", table.device, port));
-  table.link_layer =
-      attr.link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
+  check_rc(ibv_query_port(context, port, &attr), "ibv_query_port", fmt::format("{} port {}", table.device, port));
+  table.link_layer = attr.link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
   ibv_device_attr dev{};
   check_rc(ibv_query_device(context, &dev), "ibv_query_device", table.device);
   // The call fills entries for all ports; size for the whole device.
-  const std::size_t max_entries =
-      static_cast<std::size_t>(std::max(attr.gid_tbl_len, 1)) * std::max<std::size_t>(dev.phys_port_cnt, 1);
+  const std::size_t max_entries = static_cast<std::size_t>(std::max(attr.gid_tbl_len, 1)) *
+                                  std::max<std::size_t>(dev.phys_port_cnt, 1);
   std::vector<ibv_gid_entry> raw(max_entries);
   const ssize_t n = ibv_query_gid_table(context, raw.data(), raw.size(), 0);
   if (n < 0) check_rc(static_cast<int>(n), "ibv_query_gid_table", table.device);
@@ -219,9 +216,9 @@ const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int p
   const auto where = fmt::format("{} port {}", table.device, table.port);
   if (preferred >= 0) {
     if (const GidEntry* e = table.find(preferred)) return *e;
-    throw VerbsError("choose_gid", EINVAL,
-                     fmt::format("GID index {} is not valid on {}; valid indexes: {}", preferred,
-                                 where, table.describe_valid()));
+    throw VerbsError(
+        "choose_gid", EINVAL,
+        fmt::format("GID index {} is not valid on {}; valid indexes: {}", preferred, where, table.describe_valid()));
   }
   if (link_layer == IBV_LINK_LAYER_ETHERNET) {
     const GidEntry* v2 = nullptr;
@@ -243,8 +240,7 @@ const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int p
   }
   if (const GidEntry* e = table.find(0)) return *e;
   throw VerbsError("choose_gid", ENOENT,
-                   fmt::format("GID index 0 missing on {}; valid indexes: {}", where,
-                               table.describe_valid()));
+                   fmt::format("GID index 0 missing on {}; valid indexes: {}", where, table.describe_valid()));
 }
 
 }  // namespace fabench::verbs

@@ -59,8 +59,7 @@ HostBuffer::HostBuffer(std::size_t bytes, HugePages huge) : size_(bytes) {
   if (bytes == 0) throw VerbsError("mmap", EINVAL, "HostBuffer of 0 bytes");
   if (huge != HugePages::kNo) {
     const std::size_t len = round_up(bytes, huge_page_bytes());
-    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
-                   -1, 0);
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
     if (p != MAP_FAILED) {
       data_ = static_cast<std::byte*>(p);
       mapped_ = len;
@@ -68,9 +67,8 @@ HostBuffer::HostBuffer(std::size_t bytes, HugePages huge) : size_(bytes) {
       return;
     }
     const int err = errno;
-    const std::string hint = fmt::format(
-        "no huge pages for {}; reserve some: echo N > /proc/sys/vm/nr_hugepages",
-        format_bytes(len));
+    const std::string hint = fmt::format("no huge pages for {}; reserve some: echo N > /proc/sys/vm/nr_hugepages",
+                                         format_bytes(len));
     if (huge == HugePages::kRequire) throw VerbsError("mmap(MAP_HUGETLB)", err, hint);
     spdlog::warn("mmap(MAP_HUGETLB): {} ({}); using normal pages", error_text(err), hint);
   }
@@ -113,8 +111,7 @@ void HostBuffer::reset() noexcept {
 
 // -------------------------------------------------------------- MemoryRegion
 
-MemoryRegion::MemoryRegion(const ProtectionDomain& pd, void* addr, std::size_t bytes, int access)
-    : access_(access) {
+MemoryRegion::MemoryRegion(const ProtectionDomain& pd, void* addr, std::size_t bytes, int access) : access_(access) {
   errno = 0;
   mr_ = ibv_reg_mr(pd.get(), addr, bytes, access);
   if (mr_ != nullptr) return;
@@ -126,8 +123,7 @@ MemoryRegion::MemoryRegion(const ProtectionDomain& pd, void* addr, std::size_t b
              (access & IBV_ACCESS_LOCAL_WRITE) == 0) {
     hint = "REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE too";
   } else {
-    hint = fmt::format("{} at {} on {}, access {}", format_bytes(bytes), addr, pd.device_name(),
-                       access_names(access));
+    hint = fmt::format("{} at {} on {}, access {}", format_bytes(bytes), addr, pd.device_name(), access_names(access));
   }
   throw VerbsError("ibv_reg_mr", err, std::move(hint));
 }

@@ -15,8 +15,7 @@ ProtectionDomain::ProtectionDomain(const Device& device)
 
 ProtectionDomain::~ProtectionDomain() { reset(); }
 
-ProtectionDomain::ProtectionDomain(ProtectionDomain&& other) noexcept
-    : pd_(std::exchange(other.pd_, nullptr)) {}
+ProtectionDomain::ProtectionDomain(ProtectionDomain&& other) noexcept : pd_(std::exchange(other.pd_, nullptr)) {}
 
 ProtectionDomain& ProtectionDomain::operator=(ProtectionDomain&& other) noexcept {
   if (this != &other) {

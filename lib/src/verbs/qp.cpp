@@ -55,8 +55,8 @@ bool qp_type_supports(ibv_qp_type type, ibv_wr_opcode opcode) noexcept {
   }
 }
 
-QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq,
-                     const CompletionQueue& recv_cq, ibv_qp_type type, const QpCaps& caps)
+QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq, const CompletionQueue& recv_cq,
+                     ibv_qp_type type, const QpCaps& caps)
     : type_(type) {
   ibv_qp_init_attr init{};
   init.send_cq = send_cq.get();
@@ -81,12 +81,13 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq,
       hint = fmt::format(
           "{} {} QP with max_send_wr {}, max_recv_wr {}, max_send_sge {}, max_recv_sge {}, "
           "max_inline_data {}",
-          pd.device_name(), qp_type_name(type), caps.max_send_wr, caps.max_recv_wr,
-          caps.max_send_sge, caps.max_recv_sge, caps.max_inline_data);
+          pd.device_name(), qp_type_name(type), caps.max_send_wr, caps.max_recv_wr, caps.max_send_sge,
+          caps.max_recv_sge, caps.max_inline_data);
       if (have_dev) {
-        hint += fmt::format("; device limits max_qp_wr {}, max_sge {} (max_inline_data: see "
-                            "Device::max_inline_data)",
-                            dev.max_qp_wr, dev.max_sge);
+        hint += fmt::format(
+            "; device limits max_qp_wr {}, max_sge {} (max_inline_data: see "
+            "Device::max_inline_data)",
+            dev.max_qp_wr, dev.max_sge);
       }
       if (err == EINVAL) hint += fmt::format("; or {} QPs are unsupported", qp_type_name(type));
     }
@@ -131,8 +132,7 @@ void QueuePair::reset() noexcept {
 
 std::string QueuePair::describe() const {
   if (qp_ == nullptr) return fmt::format("{} qp (none)", qp_type_name(type_));
-  return fmt::format("{} qp {:#x} on {}", qp_type_name(type_), qp_->qp_num,
-                     ibv_get_device_name(qp_->context->device));
+  return fmt::format("{} qp {:#x} on {}", qp_type_name(type_), qp_->qp_num, ibv_get_device_name(qp_->context->device));
 }
 
 int QueuePair::resolve_gid_index(const QpConfig& cfg) const {
@@ -156,21 +156,19 @@ Endpoint QueuePair::local_endpoint(const QpConfig& cfg) const {
     // ibv_query_gid reads the same table the kernel uses for this port.
     ibv_gid gid{};
     check_rc(ibv_query_gid(qp_->context, cfg.port, ep.gid_index, &gid), "ibv_query_gid",
-             fmt::format("{} port {} index {}", ibv_get_device_name(qp_->context->device),
-                         cfg.port, ep.gid_index));
+             fmt::format("{} port {} index {}", ibv_get_device_name(qp_->context->device), cfg.port, ep.gid_index));
     std::copy(std::begin(gid.raw), std::end(gid.raw), ep.gid.begin());
   }
   return ep;
 }
 
-void QueuePair::modify(ibv_qp_attr& attr, int mask, ibv_qp_state target,
-                       const std::string& detail) {
+void QueuePair::modify(ibv_qp_attr& attr, int mask, ibv_qp_state target, const std::string& detail) {
   attr.qp_state = target;
   const int rc = ibv_modify_qp(qp_, &attr, mask | IBV_QP_STATE);
   if (rc != 0) {
     throw VerbsError("ibv_modify_qp", rc,
-                     fmt::format("{} {} -> {}{}{}", describe(), qp_state_name(state_),
-                                 qp_state_name(target), detail.empty() ? "" : ": ", detail));
+                     fmt::format("{} {} -> {}{}{}", describe(), qp_state_name(state_), qp_state_name(target),
+                                 detail.empty() ? "" : ": ", detail));
   }
   state_ = target;
 }
@@ -220,16 +218,15 @@ void QueuePair::to_rtr(const Endpoint& remote, const QpConfig& cfg) {
   if (type_ == IBV_QPT_RC) {
     ibv_device_attr dev{};
     check_rc(ibv_query_device(qp_->context, &dev), "ibv_query_device");
-    attr.max_dest_rd_atomic =
-        static_cast<std::uint8_t>(std::min<int>(cfg.max_dest_rd_atomic, dev.max_qp_rd_atom));
+    attr.max_dest_rd_atomic = static_cast<std::uint8_t>(std::min<int>(cfg.max_dest_rd_atomic, dev.max_qp_rd_atom));
     attr.min_rnr_timer = cfg.min_rnr_timer;
     mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
   }
   modify(attr, mask, IBV_QPS_RTR,
          fmt::format("remote qpn {:#x} psn {:#x} lid {} gid {} (gid_index {}), sgid_index {}, "
                      "path_mtu {}",
-                     remote.qpn, remote.psn, remote.lid, format_gid(remote.gid), remote.gid_index,
-                     sgid, mtu_bytes(attr.path_mtu)));
+                     remote.qpn, remote.psn, remote.lid, format_gid(remote.gid), remote.gid_index, sgid,
+                     mtu_bytes(attr.path_mtu)));
 }
 
 void QueuePair::to_rts(const QpConfig& cfg) {
@@ -242,8 +239,7 @@ void QueuePair::to_rts(const QpConfig& cfg) {
     attr.timeout = cfg.timeout;
     attr.retry_cnt = cfg.retry_cnt;
     attr.rnr_retry = cfg.rnr_retry;
-    attr.max_rd_atomic =
-        static_cast<std::uint8_t>(std::min<int>(cfg.max_rd_atomic, dev.max_qp_init_rd_atom));
+    attr.max_rd_atomic = static_cast<std::uint8_t>(std::min<int>(cfg.max_rd_atomic, dev.max_qp_init_rd_atom));
     mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
   }
   modify(attr, mask, IBV_QPS_RTS, fmt::format("sq_psn {:#x}", psn_));
@@ -262,17 +258,11 @@ void QueuePair::connect(const Endpoint& remote, const QpConfig& cfg) {
 void QueuePair::activate(const QpConfig& cfg) {
   if (type_ != IBV_QPT_UD) {
     throw VerbsError("ibv_modify_qp", EINVAL,
-                     fmt::format("{}: connected QPs need the peer's Endpoint (use connect)",
-                                 describe()));
+                     fmt::format("{}: connected QPs need the peer's Endpoint (use connect)", describe()));
   }
   if (state_ == IBV_QPS_RESET) to_init(cfg);
   to_rtr(Endpoint{}, cfg);
   to_rts(cfg);
-}
-
-void QueuePair::to_error() {
-  ibv_qp_attr attr{};
-  modify(attr, 0, IBV_QPS_ERR, {});
 }
 
 VerbsError QueuePair::send_error(int rc, const ibv_send_wr& wr) const {
@@ -281,14 +271,13 @@ VerbsError QueuePair::send_error(int rc, const ibv_send_wr& wr) const {
   if (!qp_type_supports(type_, wr.opcode)) {
     hint = fmt::format("{} is not supported on {}", wr_opcode_name(wr.opcode), describe());
   } else if (err == ENOMEM) {
-    hint = fmt::format("send queue of {} is full (max_send_wr {}); poll completions first",
-                       describe(), caps_.max_send_wr);
+    hint = fmt::format("send queue of {} is full (max_send_wr {}); poll completions first", describe(),
+                       caps_.max_send_wr);
   } else if ((wr.send_flags & IBV_SEND_INLINE) != 0) {
-    hint = fmt::format("inline {} on {} (max_inline_data {})", wr_opcode_name(wr.opcode),
-                       describe(), caps_.max_inline_data);
+    hint = fmt::format("inline {} on {} (max_inline_data {})", wr_opcode_name(wr.opcode), describe(),
+                       caps_.max_inline_data);
   } else if (wr.num_sge > static_cast<int>(caps_.max_send_sge)) {
-    hint = fmt::format("{} SGEs on {} (max_send_sge {})", wr.num_sge, describe(),
-                       caps_.max_send_sge);
+    hint = fmt::format("{} SGEs on {} (max_send_sge {})", wr.num_sge, describe(), caps_.max_send_sge);
   } else if (state_ != IBV_QPS_RTS) {
     hint = fmt::format("{} is in state {}, not RTS", describe(), qp_state_name(state_));
   } else {
@@ -301,11 +290,9 @@ VerbsError QueuePair::recv_error(int rc, const ibv_recv_wr& wr) const {
   const int err = rc < 0 ? -rc : rc;
   std::string hint;
   if (err == ENOMEM) {
-    hint = fmt::format("receive queue of {} is full (max_recv_wr {})", describe(),
-                       caps_.max_recv_wr);
+    hint = fmt::format("receive queue of {} is full (max_recv_wr {})", describe(), caps_.max_recv_wr);
   } else if (wr.num_sge > static_cast<int>(caps_.max_recv_sge)) {
-    hint = fmt::format("{} SGEs on {} (max_recv_sge {})", wr.num_sge, describe(),
-                       caps_.max_recv_sge);
+    hint = fmt::format("{} SGEs on {} (max_recv_sge {})", wr.num_sge, describe(), caps_.max_recv_sge);
   } else {
     hint = fmt::format("wr_id {:#x} on {}", wr.wr_id, describe());
   }

@@ -114,6 +114,17 @@ class Bootstrap {
   [[nodiscard]] std::vector<std::vector<verbs::Endpoint>> allgather_endpoints(
       std::span<const verbs::Endpoint> mine, std::chrono::milliseconds timeout);
 
+  // Point to point through rank 0: `outgoing[j]` (empty: nothing) goes to
+  // rank j only; returns, by source rank, what each rank sent to us. Rank 0
+  // forwards each piece once, so the bytes it moves are what the ranks send
+  // (O(edges)), not every rank's list to every rank (O(N^2) lists) as
+  // allgather would. outgoing.size() must equal size().
+  [[nodiscard]] std::vector<std::vector<std::uint8_t>> route(const std::vector<std::vector<std::uint8_t>>& outgoing) {
+    return route(outgoing, config_.timeout);
+  }
+  [[nodiscard]] std::vector<std::vector<std::uint8_t>> route(const std::vector<std::vector<std::uint8_t>>& outgoing,
+                                                             std::chrono::milliseconds timeout);
+
   // The control channel to `rank`: rank 0 has one to every rank, the others
   // only to rank 0. For the leader/follower command loop.
   [[nodiscard]] Channel& channel_to(std::uint32_t rank);
@@ -124,7 +135,11 @@ class Bootstrap {
   void rendezvous_peer();
   // One collective step through rank 0: every rank contributes `mine`; each
   // returns all contributions by rank. `what` names the step in errors.
-  std::vector<Message> exchange(Message mine, const std::string& what, std::chrono::milliseconds timeout);
+  // `routed`: rank 0 sends each rank one Gather addressed to it (route()),
+  // instead of every contribution to every rank.
+  std::vector<Message> exchange(Message mine, const std::string& what, std::chrono::milliseconds timeout,
+                                bool routed = false);
+  [[nodiscard]] std::vector<Message> fan_out_routed(std::vector<Message>& all, const std::string& what);
   [[noreturn]] void root_fail(CtrlError::Kind kind, const std::string& text);
   [[nodiscard]] std::chrono::milliseconds peer_wait(std::chrono::milliseconds timeout) const;
 

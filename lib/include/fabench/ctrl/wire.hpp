@@ -78,8 +78,8 @@ struct EndpointExchange {
 
 // Leader -> follower: run one benchmark step with this many iterations.
 struct Command {
-  std::uint64_t sequence = 0;  // echoed by the Result
-  std::string benchmark;       // e.g. "write_lat"
+  std::uint64_t sequence = 0;                               // echoed by the Result
+  std::string benchmark;                                    // e.g. "write_lat"
   std::vector<std::pair<std::string, std::string>> params;  // e.g. {"msg_bytes", "64"}
   std::uint64_t iterations = 0;
 
@@ -160,8 +160,7 @@ struct FrameHeader {
 [[nodiscard]] std::vector<std::uint8_t> encode_payload(const Message& msg);
 // A whole frame. `version` other than kProtocolVersion is for tests that play an
 // old or new peer. Throws CtrlError when the payload exceeds `max_payload_bytes`.
-[[nodiscard]] std::vector<std::uint8_t> encode(const Message& msg,
-                                               std::uint32_t max_payload_bytes = kMaxPayloadBytes,
+[[nodiscard]] std::vector<std::uint8_t> encode(const Message& msg, std::uint32_t max_payload_bytes = kMaxPayloadBytes,
                                                std::uint16_t version = kProtocolVersion);
 
 // Checks magic, type and length (against `max_payload_bytes`). The version is
@@ -171,8 +170,7 @@ struct FrameHeader {
 // `payload` must be exactly header.payload_bytes long.
 [[nodiscard]] Message decode_payload(const FrameHeader& header, std::span<const std::uint8_t> payload);
 // A whole frame, exactly (no bytes before or after).
-[[nodiscard]] Message decode(std::span<const std::uint8_t> frame,
-                             std::uint32_t max_payload_bytes = kMaxPayloadBytes);
+[[nodiscard]] Message decode(std::span<const std::uint8_t> frame, std::uint32_t max_payload_bytes = kMaxPayloadBytes);
 
 // The fixed 56-byte little-endian form of an Endpoint, for callers that carry
 // endpoints inside their own byte strings (Bootstrap::allgather).

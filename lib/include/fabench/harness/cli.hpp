@@ -1,13 +1,23 @@
 // Command-line pieces shared by every fabench binary: the one user-error type,
 // checks for numeric flags that name the flag and its range in plain words,
-// and the text of CLI11's parse errors as fabench prints them.
+// the text of CLI11's parse errors as fabench prints them, the device flags
+// every binary takes (-d -i -x --timeout -v), and the parsers of sizes, lists
+// and path MTUs.
 #pragma once
 
+#include <charconv>
+#include <chrono>
+#include <concepts>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "fabench/harness/context.hpp"
 
 namespace fabench::harness {
 
@@ -26,5 +36,46 @@ struct UsageError : std::runtime_error {
 // One line for a CLI11 parse error, without CLI11's "--long-name: " prefix
 // where one of the validators above already names the flag.
 [[nodiscard]] std::string parse_error_text(const CLI::ParseError& error);
+
+// The flags that pick the device and bound every wait, the same in every
+// binary: -d/--ib-dev, -i/--ib-port, -x/--gid-index, --timeout, -v.
+struct DeviceFlags {
+  std::string device;     // "" = first device with an ACTIVE port
+  unsigned ib_port = 0;   // 0 = first ACTIVE port
+  int gid_index = -1;     // -1 = automatic
+  double timeout_s = 30;  // peer and progress waits
+  bool verbose = false;
+
+  [[nodiscard]] ContextOptions context_options() const;
+  [[nodiscard]] std::chrono::milliseconds timeout() const;
+};
+void add_device_flags(CLI::App& app, DeviceFlags& flags);
+
+// The whole of `text` as an integer of type T; nullopt when it is empty, not
+// a number, followed by anything else, or outside T's range.
+template <std::integral T>
+[[nodiscard]] std::optional<T> parse_integer(std::string_view text) noexcept {
+  T out{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  if (text.empty() || ec != std::errc{} || ptr != end) return std::nullopt;
+  return out;
+}
+
+// "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
+[[nodiscard]] std::vector<std::string> split_list(const std::string& text, char sep = ',');
+// "4G", "512M", "64KiB", "65536" -> bytes (K, M, G are powers of 2^10).
+// Throws std::invalid_argument.
+[[nodiscard]] std::uint64_t parse_bytes(const std::string& text);
+// "2,64,4K,1M" -> {2, 64, 4096, 1048576}; 0 is refused. Throws std::invalid_argument.
+[[nodiscard]] std::vector<std::uint64_t> parse_sizes(const std::string& text);
+// 2, 4, ..., 8 MiB: perftest's -a sweep.
+[[nodiscard]] std::vector<std::uint64_t> all_sizes();
+
+// The path MTUs verbs knows ("256, 512, 1024, 2048 or 4096"), for help texts.
+inline constexpr std::string_view kPathMtuChoices = "256, 512, 1024, 2048 or 4096";
+// Empty when `bytes` is 0 (automatic) or one of those, else one line naming `flag`:
+// "-m 3000: MTU must be 256, 512, 1024, 2048 or 4096".
+[[nodiscard]] std::string check_path_mtu(std::string_view flag, std::uint32_t bytes);
 
 }  // namespace fabench::harness

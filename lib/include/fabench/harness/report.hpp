@@ -1,7 +1,8 @@
-// Google Benchmark glue: one registration helper that always sets manual
-// time (Google Benchmark's default, CPU time, misses the time spent waiting
-// on the fabric and inside the kernel), the counters every fabench
-// benchmark reports, and the fabric metadata put in the report context.
+// Google Benchmark glue shared by every binary: one registration helper that
+// always sets manual time (Google Benchmark's default, CPU time, misses the
+// time spent waiting on the fabric and inside the kernel), the latency
+// counters, and the device facts put in the report context. What a mode adds
+// of its own (a pair's bandwidth counters and peer facts) lives with the mode.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +11,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "fabench/harness/engines.hpp"
-#include "fabench/harness/peer.hpp"
-#include "fabench/harness/side.hpp"
+#include "fabench/harness/context.hpp"
 #include "fabench/harness/stats.hpp"
 
 namespace fabench::harness {
@@ -32,13 +31,10 @@ benchmark::internal::Benchmark* register_fabric_benchmark(const std::string& nam
 // `half` divides by two (write/send ping-pong report one-way latency).
 void set_latency_counters(benchmark::State& state, const Stats& rtt_ns, bool half);
 
-// Bandwidth and message-rate counters from both ends' results. `bidir`:
-// the follower's direction counts too.
-void set_bandwidth_counters(benchmark::State& state, const RunResult& mine, const RunResult& theirs, bool bidir);
-
-// Device, port, GID, host and peer facts as Google Benchmark context
-// (printed in the console header and stored under "context" in JSON).
-void add_fabric_context(const Context& ctx, const PeerInfo* peer, const std::string& mode);
+// This host's device, port, GID, kernel and rdma-core as Google Benchmark
+// context (printed in the console header and stored under "context" in
+// JSON), plus the fabench version and `mode` ("client", "loopback", ...).
+void add_fabric_context(const Context& ctx, const std::string& mode);
 
 // "6.1.0-57-amd64", from uname(2).
 [[nodiscard]] std::string kernel_release();

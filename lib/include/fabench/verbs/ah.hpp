@@ -16,15 +16,13 @@ class ProtectionDomain;
 // Address vector to `remote`. A GRH (is_global) is added when the remote has
 // a GID (remote.gid_index >= 0) — always on RoCE, where the GID is the
 // address — using our sgid_index as source; sgid_index < 0 then throws.
-[[nodiscard]] ibv_ah_attr make_ah_attr(const Endpoint& remote, int sgid_index, std::uint8_t port,
-                                       std::uint8_t sl = 0, std::uint8_t traffic_class = 0,
-                                       std::uint8_t hop_limit = 64);
+[[nodiscard]] ibv_ah_attr make_ah_attr(const Endpoint& remote, int sgid_index, std::uint8_t port, std::uint8_t sl = 0,
+                                       std::uint8_t traffic_class = 0, std::uint8_t hop_limit = 64);
 
 class AddressHandle {
  public:
-  AddressHandle(const ProtectionDomain& pd, const Endpoint& remote, int sgid_index,
-                std::uint8_t port, std::uint8_t sl = 0, std::uint8_t traffic_class = 0,
-                std::uint8_t hop_limit = 64);
+  AddressHandle(const ProtectionDomain& pd, const Endpoint& remote, int sgid_index, std::uint8_t port,
+                std::uint8_t sl = 0, std::uint8_t traffic_class = 0, std::uint8_t hop_limit = 64);
   ~AddressHandle();
   AddressHandle(AddressHandle&& other) noexcept;
   AddressHandle& operator=(AddressHandle&& other) noexcept;

@@ -17,8 +17,7 @@ class Device;
 class CompletionQueue {
  public:
   // min_cqe: entries at least (providers may round up; see capacity()).
-  CompletionQueue(const Device& device, int min_cqe, bool with_channel = false,
-                  int comp_vector = 0);
+  CompletionQueue(const Device& device, int min_cqe, bool with_channel = false, int comp_vector = 0);
   ~CompletionQueue();
   CompletionQueue(CompletionQueue&& other) noexcept;
   CompletionQueue& operator=(CompletionQueue&& other) noexcept;

@@ -94,8 +94,7 @@ class Device {
   [[nodiscard]] Port port(std::uint8_t port_num = 1) const;
   // Lowest-numbered ACTIVE port; nullopt when none.
   [[nodiscard]] std::optional<std::uint8_t> first_active_port() const;
-  [[nodiscard]] GidTable gid_table(std::uint8_t port_num = 1,
-                                   std::string_view sysfs_root = kSysfsInfiniband) const;
+  [[nodiscard]] GidTable gid_table(std::uint8_t port_num = 1, std::string_view sysfs_root = kSysfsInfiniband) const;
 
   // The largest max_inline_data a queue pair of this type can be created
   // with: devices do not report it, so it is probed once by creating

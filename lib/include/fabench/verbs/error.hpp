@@ -47,8 +47,7 @@ class VerbsError : public std::runtime_error {
 [[nodiscard]] std::string error_text(int error_number);
 
 // The message VerbsError builds; exposed so tests can check the format.
-[[nodiscard]] std::string format_verbs_error(std::string_view verb, int error_number,
-                                             std::string_view hint);
+[[nodiscard]] std::string format_verbs_error(std::string_view verb, int error_number, std::string_view hint);
 
 // int-returning verbs return the error number itself (rdma-core convention);
 // a few providers return it negated. errno is never read here: after e.g.

@@ -39,7 +39,7 @@ struct GidEntry {
 struct GidTable {
   std::string device;
   std::uint8_t port = 1;
-  std::uint8_t link_layer = 0;  // enum ibv_link_layer values; from sysfs link_layer
+  std::uint8_t link_layer = 0;    // enum ibv_link_layer values; from sysfs link_layer
   std::vector<GidEntry> entries;  // valid (non-zero, typed) entries by index
 
   [[nodiscard]] const GidEntry* find(int index) const noexcept;
@@ -57,8 +57,7 @@ struct GidTable {
 // GID, or a types file that cannot be read, which is how the kernel marks
 // them) are skipped. "IB/RoCE v1" means IB on an InfiniBand port and RoCE v1
 // on an Ethernet one. Throws VerbsError when the port directory is missing.
-[[nodiscard]] GidTable read_gid_table(std::string_view sysfs_root, std::string_view device,
-                                      std::uint8_t port);
+[[nodiscard]] GidTable read_gid_table(std::string_view sysfs_root, std::string_view device, std::uint8_t port);
 
 // The same table through libibverbs (ibv_query_gid_table), for systems
 // without the sysfs tree (some containers). Throws VerbsError.
@@ -72,7 +71,6 @@ struct GidTable {
 // listing the valid ones). preferred < 0, automatic like perftest: on
 // Ethernet a RoCE v2 GID with an IPv4-mapped address, else any RoCE v2, else
 // RoCE v1; on InfiniBand index 0. Throws when nothing fits.
-[[nodiscard]] const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer,
-                                         int preferred = -1);
+[[nodiscard]] const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int preferred = -1);
 
 }  // namespace fabench::verbs

@@ -43,8 +43,8 @@ class HostBuffer {
  private:
   void reset() noexcept;
   std::byte* data_ = nullptr;
-  std::size_t size_ = 0;     // as requested
-  std::size_t mapped_ = 0;   // as mapped
+  std::size_t size_ = 0;    // as requested
+  std::size_t mapped_ = 0;  // as mapped
   bool huge_ = false;
 };
 

@@ -70,10 +70,10 @@ struct Port {
   ibv_mtu max_mtu = IBV_MTU_1024;
   std::uint8_t active_speed = 0;
   std::uint8_t active_width = 0;
-  std::string speed_name;   // "EDR"
-  std::string width_name;   // "4X"
-  double rate_gbps = 0;      // nominal, see above
-  double data_rate_gbps = 0; // after line coding
+  std::string speed_name;     // "EDR"
+  std::string width_name;     // "4X"
+  double rate_gbps = 0;       // nominal, see above
+  double data_rate_gbps = 0;  // after line coding
   std::uint16_t lid = 0;
   std::uint32_t max_msg_sz = 0;
   int gid_tbl_len = 0;

@@ -56,17 +56,16 @@ struct QpConfig {
   // What peers may do through this QP (RC: all three; UC: write only). The
   // memory regions' own flags are the real gate, so the QP admits what the
   // type supports unless narrowed here.
-  unsigned remote_access =
-      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  unsigned remote_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 };
 
-[[nodiscard]] std::string qp_type_name(ibv_qp_type type);    // "RC", "UC", "UD"
+[[nodiscard]] std::string qp_type_name(ibv_qp_type type);     // "RC", "UC", "UD"
 [[nodiscard]] std::string qp_state_name(ibv_qp_state state);  // "RESET", "RTS", ...
 
 class QueuePair {
  public:
-  QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq,
-            const CompletionQueue& recv_cq, ibv_qp_type type, const QpCaps& caps = {});
+  QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq, const CompletionQueue& recv_cq,
+            ibv_qp_type type, const QpCaps& caps = {});
   ~QueuePair();
   QueuePair(QueuePair&& other) noexcept;
   QueuePair& operator=(QueuePair&& other) noexcept;
@@ -99,8 +98,6 @@ class QueuePair {
   void connect(const Endpoint& remote, const QpConfig& cfg);
   // UD only: INIT -> RTR -> RTS.
   void activate(const QpConfig& cfg);
-  // Moves to ERROR, flushing outstanding WRs as IBV_WC_WR_FLUSH_ERR.
-  void to_error();
 
   // --- data path -----------------------------------------------------------
   [[nodiscard]] int post_send(ibv_send_wr& wr) const noexcept {

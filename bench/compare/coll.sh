@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# coll.sh: fabench-coll against the MPI library's own collectives and against
+# the link (ib_write_bw), inside the Soft-RoCE VM:
+#   tools/softroce-vm --wire -- bench/compare/coll.sh [--ranks 4,8] [--sizes 4K..4M]
+# Builds bench/compare/mpi_coll.c with mpicc into a temp dir, then for each
+# pair (A B A B ...): per rank count, MPI all-reduce + all-to-all, then
+# fabench-coll (when built) with the same ranks and sizes, then ib_write_bw
+# rxe0 -> rxe1 (64 MiB) as the link ceiling. Prints a markdown table of busbw
+# (GB/s, G = 1e9, nccl-tests' definitions) per size: the median over pairs and
+# the min..max spread, and the ratios fabench/MPI and ring/ib_write_bw.
+# Ranks alternate rxe0 (even) and rxe1 (odd) so traffic crosses the veth wire;
+# no shared-memory transport is enabled, so ranks cannot bypass it.
+# Findings behind the MPI settings: docs/mpi-over-rxe.md.
+set -euo pipefail
+prog=coll.sh
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+usage() {
+  cat <<EOF
+Usage: bench/compare/$prog [OPTIONS]   (inside tools/softroce-vm --wire)
+  --ranks LIST       rank counts, e.g. 4,8 (default 4)
+  --sizes MIN..MAX   buffer sizes S in bytes, K/M/G = 2^10.. (default 4K..4M)
+  --factor F         size step (default 4)
+  --pairs N          MPI/fabench pairs, alternated A B A B (default 2; at least 1)
+  --mpi LIST         MPI transports: ucx (Open MPI pml ucx over rc_verbs on the rxe
+                     devices), tcp (pml ob1, btl tcp over veth0/veth1); default ucx
+  --build DIR        fabench build dir (default $root/build/default)
+  --fabench-args S   extra arguments for fabench-coll (e.g. "-D 1" or "--a2a-algo pairwise,allatonce")
+  --iters N          mpi_coll: at most N timed calls per size (default 20)
+  --budget S         mpi_coll: seconds per size; fewer calls when N would take longer (default 1)
+  --run-timeout S    kill one mpirun after S seconds (default 300)
+  --out DIR          keep raw outputs there (default \$FABENCH_OUT/coll or a temp dir)
+Exit status: 0 when every run finished with no wrong element, 1 otherwise.
+EOF
+}
+
+ranks_list=4 sizes=4K..4M factor=4 pairs=2 mpi_list=ucx build=$root/build/default
+fabench_args="" iters=20 budget=1 run_timeout=300 out=""
+while (($#)); do
+  case $1 in
+    --ranks) ranks_list=$2; shift ;;
+    --sizes) sizes=$2; shift ;;
+    --factor) factor=$2; shift ;;
+    --pairs) pairs=$2; shift ;;
+    --mpi) mpi_list=$2; shift ;;
+    --build) build=$2; shift ;;
+    --fabench-args) fabench_args=$2; shift ;;
+    --iters) iters=$2; shift ;;
+    --budget) budget=$2; shift ;;
+    --run-timeout) run_timeout=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "$prog: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ $sizes == *..* ]] || { echo "$prog: error: --sizes wants MIN..MAX, got '$sizes'" >&2; exit 2; }
+smin=${sizes%%..*} smax=${sizes##*..}
+[[ $pairs =~ ^[1-9][0-9]*$ ]] || { echo "$prog: error: --pairs wants a positive number" >&2; exit 2; }
+IFS=, read -r -a ranks_arr <<<"$ranks_list"
+IFS=, read -r -a mpi_arr <<<"$mpi_list"
+for t in "${mpi_arr[@]}"; do
+  [[ $t == ucx || $t == tcp ]] || { echo "$prog: error: --mpi: '$t' is neither ucx nor tcp" >&2; exit 2; }
+done
+
+dev0=${FABENCH_RXE_DEV0:-rxe0} dev1=${FABENCH_RXE_DEV1:-rxe1}
+ip1=${FABENCH_RXE_IP1:-10.50.0.2}
+for d in "$dev0" "$dev1"; do
+  [[ -e /sys/class/infiniband/$d ]] ||
+    { echo "$prog: error: no RDMA device $d; run inside the test bed: tools/softroce-vm --wire -- bench/compare/$prog" >&2; exit 1; }
+done
+[[ ${FABENCH_WIRE:-1} == 1 ]] ||
+  echo "$prog: warning: not a --wire test bed: rxe0<->rxe1 traffic is delivered inside the kernel" >&2
+for c in mpicc mpirun ib_write_bw; do
+  command -v $c >/dev/null || { echo "$prog: error: $c not installed (on the host: tools/install-deps)" >&2; exit 1; }
+done
+# Debian's interpreter: a pyenv shim in PATH costs ~20 s per start under emulation.
+PY=$(command -v /usr/bin/python3 || command -v python3)
+
+tmp=$(mktemp -d /tmp/fabench-coll.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+if [[ -z $out ]]; then
+  if [[ -n ${FABENCH_OUT:-} ]]; then out=$FABENCH_OUT/coll; else out=$(mktemp -d /tmp/fabench-coll-out.XXXXXX); fi
+fi
+mkdir -p "$out"
+results=$out/results.tsv
+: >"$results"
+failures=0
+note() { echo "$prog: $*" >&2; }
+t_start=$SECONDS
+
+mpicc -O2 -Wall -o "$tmp/mpi_coll" "$here/mpi_coll.c" || { note "error: mpicc failed"; exit 1; }
+
+# Each rank's device by rank parity: even -> rxe0/veth0, odd -> rxe1/veth1.
+# "rankdev.sh mpi CMD...": sets UCX_NET_DEVICES; "rankdev.sh fabench BIN ARGS...": BIN -d DEV ARGS.
+cat >"$tmp/rankdev.sh" <<EOF
+#!/bin/bash
+r=\${OMPI_COMM_WORLD_RANK:?not started by mpirun (Open MPI)}
+if ((r % 2 == 0)); then dev=$dev0; else dev=$dev1; fi
+mode=\$1; shift
+case \$mode in
+  mpi) export UCX_NET_DEVICES=\$dev:1; exec "\$@" ;;
+  fabench) bin=\$1; shift; exec "\$bin" -d "\$dev" "\$@" ;;
+esac
+echo "rankdev.sh: bad mode \$mode" >&2; exit 2
+EOF
+chmod +x "$tmp/rankdev.sh"
+
+mpirun_base=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+# MPI transports (see docs/mpi-over-rxe.md). ucx: RC over the rxe devices,
+# UD only for wire-up; UD's destination-GID check must be off on rxe (it
+# drops every UD packet otherwise, and UD endpoints time out). No sm/posix/cma.
+mpi_args() {
+  case $1 in
+    ucx) echo "--mca pml ucx --mca osc ucx --mca btl self -x UCX_TLS=rc_verbs,ud_verbs,self" \
+      "-x UCX_IB_GID_INDEX=1 -x UCX_UD_VERBS_ETH_DGID_CHECK=n" ;;
+    tcp) echo "--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include veth0,veth1" ;;
+  esac
+}
+
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+run_mpi() {  # PAIR TRANSPORT N
+  local p=$1 t=$2 n=$3 log=$out/mpi-$2-n$3-p$1 rc=0
+  note "pair $p: MPI ($t) x $n ranks ..."
+  # shellcheck disable=SC2046
+  timeout "$run_timeout" "${mpirun_base[@]}" -np "$n" $(mpi_args "$t") \
+    "$tmp/rankdev.sh" mpi "$tmp/mpi_coll" -b "$smin" -e "$smax" -f "$factor" --coll allreduce,alltoall \
+    --dtype f32 -n "$iters" -w 3 -T "$budget" --transport "openmpi-$t" >"$log.out" 2>"$log.err" || rc=$?
+  ((rc == 0)) || { note "  MPI ($t, $n ranks) exited $rc; last lines of $log.err:"; tail -n 8 "$log.err" >&2; failures=$((failures + 1)); }
+  "$PY" - "$p" "mpi-$t" "$log.out" >>"$results" <<'EOF'
+import json, sys
+pair, source, path = sys.argv[1:4]
+for line in open(path):
+    if not line.startswith("{"):
+        continue
+    try:
+        j = json.loads(line)
+    except ValueError:  # a line cut short by the run's timeout
+        continue
+    if "busbw_GBps" in j:
+        # rows by the size asked for (S is rounded down for all-to-all with odd rank counts)
+        size = j.get("requested_bytes", j["bytes"])
+        print(pair, source, "mpi", j["coll"], j["ranks"], size, j["busbw_GBps"], j["wrong"], sep="\t")
+EOF
+}
+
+fabench_bin=$build/bench/fabench-coll
+run_fabench() {  # PAIR N
+  local p=$1 n=$2 log=$out/fabench-n$2-p$1 rc=0 port
+  port=$(free_port)
+  note "pair $p: fabench-coll x $n ranks ..."
+  rm -rf "$log.ranks"
+  # shellcheck disable=SC2086
+  timeout "$run_timeout" "${mpirun_base[@]}" -np "$n" --output-filename "$log.ranks" -x MASTER_PORT="$port" \
+    "$tmp/rankdev.sh" fabench "$fabench_bin" --coll allreduce,alltoall --algo ring,rhd,oneshot,auto \
+    -b "$smin" -e "$smax" -f "$factor" --dtype f32 --benchmark_format=json $fabench_args \
+    >"$log.out" 2>"$log.err" || rc=$?
+  local json=$log.ranks/1/rank.0/stdout
+  [[ -s $json ]] || json=$log.out
+  cp "$json" "$log.json" 2>/dev/null || true
+  ((rc == 0)) || { note "  fabench-coll ($n ranks) exited $rc; last lines of $log.err:"; tail -n 8 "$log.err" >&2; failures=$((failures + 1)); }
+  "$PY" - "$p" "$n" "$log.json" >>"$results" <<'EOF' || { note "  fabench-coll: no usable output or failed benchmarks (above): $log.json"; failures=$((failures + 1)); }
+import json, sys
+pair, n, path = sys.argv[1:4]
+text = open(path).read()
+doc = json.loads(text[text.index("{"):])  # anything before the JSON object (logs) is skipped
+errors = 0
+for b in doc.get("benchmarks", []):
+    if b.get("error_occurred"):
+        errors += 1
+        print("coll.sh:   %s: %s" % (b.get("name"), b.get("error_message", "error")), file=sys.stderr)
+        continue
+    if b.get("run_type", "iteration") != "iteration":
+        continue
+    parts = b["name"].split("/")  # allreduce/ring/f32/4096[/...]
+    size = next((int(x) for x in parts[3:] if x.isdigit()), None)
+    if len(parts) < 4 or size is None or "busbw_GBps" not in b:
+        continue
+    print(pair, "fabench", parts[1], parts[0], n, size, b["busbw_GBps"], int(b.get("wrong", 0)), sep="\t")
+sys.exit(3 if errors else 0)
+EOF
+}
+
+run_link() {  # PAIR
+  local p=$1 log=$out/ib_write_bw-p$1 port rc=0 spid
+  port=$(free_port)
+  note "pair $p: ib_write_bw $dev0 -> $dev1, 64 MiB ..."
+  timeout 120 ib_write_bw -d "$dev1" -x 1 -p "$port" -s 67108864 -n 5 --report_gbits >"$log.srv" 2>&1 &
+  spid=$!
+  sleep 2
+  timeout 120 ib_write_bw -d "$dev0" -x 1 -p "$port" -s 67108864 -n 5 --report_gbits "$ip1" >"$log.out" 2>&1 || rc=$?
+  wait "$spid" || true
+  local gbits
+  gbits=$(awk '$1 == 67108864 { print $4 }' "$log.out" | tail -n 1)
+  if ((rc != 0)) || [[ -z $gbits ]]; then
+    note "  ib_write_bw exited $rc with no result:"; tail -n 8 "$log.out" >&2; failures=$((failures + 1)); return
+  fi
+  printf '%s\tib_write_bw\tlink\t-\t2\t67108864\t%s\t0\n' "$p" "$(awk -v g="$gbits" 'BEGIN { printf "%.6f", g / 8 }')" >>"$results"
+}
+
+have_fabench=0
+if [[ -x $fabench_bin ]]; then
+  have_fabench=1
+else
+  note "fabench-coll is not built ($fabench_bin absent): reporting MPI and ib_write_bw only"
+fi
+
+for ((p = 1; p <= pairs; p++)); do
+  for n in "${ranks_arr[@]}"; do
+    for t in "${mpi_arr[@]}"; do run_mpi "$p" "$t" "$n"; done
+    ((have_fabench)) && run_fabench "$p" "$n"
+  done
+  run_link "$p"
+done
+
+# The table: median over pairs with the min..max spread, per size.
+"$PY" - "$results" "$have_fabench" "$mpi_list" "$pairs" <<'EOF'
+import collections, statistics, sys
+path, have_fabench, mpi_list, pairs = sys.argv[1], sys.argv[2] == "1", sys.argv[3].split(","), sys.argv[4]
+cells = collections.defaultdict(list)   # (coll, ranks, column, bytes) -> [busbw]
+wrong = collections.defaultdict(int)
+link = []
+for line in open(path):
+    pair, source, algo, coll, n, size, busbw, bad = line.rstrip("\n").split("\t")
+    if source == "ib_write_bw":
+        link.append(float(busbw)); continue
+    col = source if source.startswith("mpi") else "fabench " + algo
+    key = (coll, n, col, int(size))
+    cells[key].append(float(busbw)); wrong[key] += int(bad)
+def fmt(v): return "%.3g" % v if v >= 0.01 else "%.2g" % v
+def med(xs): return statistics.median(xs)
+def cell(key):
+    xs = cells.get(key)
+    if not xs: return "-"
+    s = fmt(med(xs)) + (" [%s..%s]" % (fmt(min(xs)), fmt(max(xs))) if len(xs) > 1 else "")
+    return s + (" **wrong %d**" % wrong[key] if wrong[key] else "")
+link_med = med(link) if link else None
+print()
+print("busbw in GB/s (1e9 B/s), median over %s pair(s) [min..max]; nccl-tests' busbw." % pairs)
+if link:
+    print("Link ceiling: ib_write_bw rxe0 -> rxe1, 64 MiB, %s GB/s [%s..%s] (%s Gb/s)."
+          % (fmt(link_med), fmt(min(link)), fmt(max(link)), fmt(link_med * 8)))
+else:
+    print("Link ceiling: ib_write_bw gave no result.")
+if not have_fabench:
+    print("fabench-coll: not built, so only MPI and ib_write_bw are reported.")
+groups = sorted({(k[0], k[1]) for k in cells}, key=lambda g: (g[0], int(g[1]) if g[1].isdigit() else 0))
+for coll, n in groups:
+    keys = [k for k in cells if k[0] == coll and k[1] == n]
+    present = {k[2] for k in keys}
+    mpis = [c for c in ("mpi-" + t for t in mpi_list) if c in present]  # --mpi's order: the first is the reference
+    fabs = sorted(c for c in present if c.startswith("fabench"))
+    cols = mpis + fabs
+    ref = next((c for c in ("fabench ring", "fabench pairwise") if c in fabs), fabs[0] if fabs else None)
+    head = ["bytes"] + [c.replace("mpi-", "MPI ") for c in cols]
+    if fabs and mpis: head.append("best fabench / %s" % mpis[0].replace("mpi-", "MPI "))
+    if ref and link: head.append("%s / ib_write_bw" % ref.replace("fabench ", ""))
+    if mpis and link: head.append("%s / ib_write_bw" % mpis[0].replace("mpi-", "MPI "))
+    print("\n### %s, %s ranks\n" % (coll, n))
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for size in sorted({k[3] for k in keys}):
+        get = lambda c: cells.get((coll, n, c, size))
+        row = [str(size)] + [cell((coll, n, c, size)) for c in cols]
+        if fabs and mpis:
+            best = max(((med(get(c)), c) for c in fabs if get(c)), default=None)
+            m = get(mpis[0])
+            row.append("%.3gx (%s)" % (best[0] / med(m), best[1].replace("fabench ", "")) if best and m else "-")
+        if ref and link:
+            row.append("%.3g" % (med(get(ref)) / link_med) if get(ref) else "-")
+        if mpis and link:
+            row.append("%.3g" % (med(get(mpis[0])) / link_med) if get(mpis[0]) else "-")
+        print("| " + " | ".join(row) + " |")
+EOF
+echo
+echo "$prog: raw outputs in $out; $((SECONDS - t_start)) s in all; $failures failed run(s)"
+total_wrong=$(awk -F'\t' '{ s += $8 } END { print s + 0 }' "$results")
+((total_wrong == 0)) || { echo "$prog: $total_wrong wrong element(s) reported (see the table)"; failures=$((failures + 1)); }
+((failures == 0))

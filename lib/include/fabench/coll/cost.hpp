@@ -1,0 +1,48 @@
+// The alpha-beta-gamma cost model of the collective algorithms, and the choice `--algo auto`
+// makes from it when no measurements are given.
+//
+// alpha: seconds per step (latency of one message, posting included); beta: seconds per byte on
+// a rank's link; gamma: seconds per byte reduced locally. S is logical_bytes() (the full buffer);
+// N the rank count; p = 2^floor(log2 N). Each step is charged the largest message a rank sends
+// in it; links are full duplex and nothing contends (no incast, no shared switch uplinks).
+//   all-reduce  ring      2(N-1) a + 2(N-1)/N S b + (N-1)/N S g
+//               rhd       2 log2(p) a + 2(p-1)/p S b + (p-1)/p S g
+//                         + (N != p ? 2 a + 2 S b + S g : 0)       (fold in, send back)
+//               oneshot   a + (N-1) S b + (N-1) S g
+//   all-gather     ring   (N-1) a + (N-1)/N S b
+//   reduce-scatter ring   (N-1) a + (N-1)/N S b + (N-1)/N S g
+//   all-to-all pairwise   (N-1) (a + S/N b)
+//              allatonce  a + (N-1)/N S b
+// pipeline_chunks is not modelled. N = 1 costs 0.
+#pragma once
+
+#include <cstdint>
+
+#include "fabench/coll/schedule.hpp"
+
+namespace fabench::coll {
+
+struct CostParams {
+  double alpha_s = 0.0;
+  double beta_s_per_byte = 0.0;
+  double gamma_s_per_byte = 0.0;
+};
+
+// Predicted seconds for one call moving `bytes` = S. Throws std::invalid_argument for an
+// unsupported collective/algorithm pair or nranks == 0.
+[[nodiscard]] double predict_seconds(Collective c, Algorithm a, std::uint32_t nranks, std::uint64_t bytes,
+                                     const CostParams& params);
+
+// Predictions within this fraction of the fastest count as equal.
+inline constexpr double kAutoTieFraction = 0.02;
+
+// The supported algorithm for c with the smallest prediction; among those within
+// kAutoTieFraction of it, the first of algorithms_for(c) (ring first). The tie rule matters at
+// large S: for a power-of-two N recursive halving-doubling has the ring's bandwidth terms and
+// fewer alpha terms, so the model alone never prefers the ring; once the difference is a few
+// alphas in a bandwidth-bound total it is below what the model can resolve, and the ring talks
+// to neighbours only (two QPs per rank, least exposed to the contention the model leaves out).
+// For all-to-all the model always favours allatonce (incast is not in it).
+[[nodiscard]] Algorithm choose_auto(Collective c, std::uint32_t nranks, std::uint64_t bytes, const CostParams& params);
+
+}  // namespace fabench::coll

@@ -1,0 +1,103 @@
+// A fabench-coll session on one rank: the benchmarks every rank agreed on
+// (CollSpec list), the World they run in, and per benchmark an Executor with
+// its input filled and its expected output computed, so a run is "n calls,
+// then check". Rank 0 (leader.cpp) drives Google Benchmark and tells the
+// others (follower.cpp) what to run, over the Bootstrap channels:
+//
+//   rank 0                                 rank k
+//   Command run {spec, iterations}   ->    set up the spec (once), fill input
+//                                    <-    Result ok ("ready")
+//   Command go (to every rank)       ->    n calls, timed; check the output
+//                                    <-    Result {seconds, wrong, hash, wire bytes}
+//   ... Command bye                  ->    exit 0
+//   Error (any time)                 ->    print it, exit 1
+//
+// While a collective runs, rank 0 watches every rank's channel and rank k
+// watches rank 0's: a rank that dies closes its channel and is named at once;
+// one that stops leaves the others without progress for --timeout, after
+// which rank 0 names the ranks that did not answer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabench/coll/cost.hpp"
+#include "fabench/coll/data.hpp"
+#include "fabench/coll/schedule.hpp"
+#include "fabench/collbench/executor.hpp"
+#include "fabench/ctrl/bootstrap.hpp"
+#include "fabench/harness/context.hpp"
+#include "fabench/world/world.hpp"
+
+namespace fabench::collbench {
+
+struct CollSpec {
+  coll::Collective collective = coll::Collective::kAllReduce;
+  coll::Algorithm algorithm = coll::Algorithm::kRing;
+  bool is_auto = false;  // --algo auto: `algorithm` is chosen when it first runs
+  coll::DType dtype = coll::DType::kF32;
+  coll::ReduceOp op = coll::ReduceOp::kSum;
+  std::uint64_t bytes = 0;  // S as asked (the full buffer)
+
+  [[nodiscard]] std::uint64_t count() const { return bytes / coll::dtype_size(dtype); }
+  // "allreduce/ring/f32/1048576", "allreduce/auto/f32/1048576"
+  [[nodiscard]] std::string name() const;
+};
+
+struct SessionOptions {
+  std::chrono::milliseconds timeout{30'000};
+  std::uint32_t spin_before_yield = 0;
+  std::uint32_t pipeline_chunks = 1;
+  coll::CostParams cost;  // for predictions and --algo auto without measurements
+};
+
+// What one rank reports for one run.
+struct RankResult {
+  bool ok = true;
+  std::string error;
+  double seconds = 0;
+  std::uint64_t wrong = 0;
+  std::uint64_t hash = 0;
+  std::uint64_t wire_bytes = 0;  // per call
+  int closed_channel = -1;       // index into Watch::channels of one found closed mid-run
+};
+
+class Session {
+ public:
+  Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<CollSpec> specs,
+          const SessionOptions& options);
+
+  [[nodiscard]] ctrl::Bootstrap& boot() noexcept { return boot_; }
+  [[nodiscard]] const std::vector<CollSpec>& specs() const noexcept { return specs_; }
+  [[nodiscard]] CollSpec& spec(std::size_t i) { return specs_.at(i); }
+  [[nodiscard]] const world::World& world() const noexcept { return *world_; }
+  [[nodiscard]] const SessionOptions& options() const noexcept { return options_; }
+
+  // Builds spec i's executor (when it is not the current one) and fills its input.
+  void prepare(std::size_t index);
+  // n calls of the prepared spec, then the check of the output.
+  [[nodiscard]] RankResult run(std::uint64_t iterations, const Watch& watch);
+  [[nodiscard]] const Executor* current() const noexcept { return exec_.get(); }
+
+ private:
+  ctrl::Bootstrap& boot_;
+  const harness::Context& ctx_;
+  std::vector<CollSpec> specs_;
+  SessionOptions options_;
+  std::unique_ptr<world::World> world_;
+  std::optional<std::size_t> current_;
+  std::unique_ptr<Executor> exec_;
+  std::vector<std::byte> expected_;
+};
+
+// The schedule options of the session for one spec.
+[[nodiscard]] coll::Schedule schedule_for(const CollSpec& s, std::uint32_t nranks, std::uint32_t rank,
+                                          std::uint32_t pipeline_chunks);
+// FNV-1a over bytes: outputs of all-reduce and all-gather must hash alike on every rank.
+[[nodiscard]] std::uint64_t fnv1a(const std::byte* p, std::uint64_t n) noexcept;
+
+}  // namespace fabench::collbench

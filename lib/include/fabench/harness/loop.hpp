@@ -1,0 +1,157 @@
+// Primitives of the timed loops every engine is built from: the clock, the
+// stall Watchdog, and completion-queue waits. All inline, none allocates,
+// logs, throws or dispatches virtually, so they may sit inside a timed loop.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <span>
+
+#include "fabench/ctrl/channel.hpp"
+#include "fabench/verbs/cq.hpp"
+
+namespace fabench::harness {
+
+// CLOCK_MONOTONIC through the vDSO: no system call.
+[[nodiscard]] inline std::uint64_t now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// The watched control channel is looked at no more often than this.
+inline constexpr std::uint64_t kControlPollNs = 10'000'000;
+
+// Detects a stalled loop: no change of its progress count for the stall
+// duration. Optionally it also watches the control channel of the rank that
+// drives the run (a pair's leader), so that a driver that died, stopped or
+// moved on ends the loop at once instead of after the stall:
+//  - closed connection: the driver is gone (peer_gone);
+//  - no frame (its Keepalives included) for the stall duration: it is stopped
+//    or unreachable (peer_silent);
+//  - a message waiting (say, its "finish"): its part is over (peer_done);
+//    from then on, a second without progress counts as a stall.
+// Called only while the loop waits: the clock is read every kWatchEvery idle
+// spins, the channel at most every kControlPollNs.
+class Watchdog {
+ public:
+  static constexpr std::uint32_t kWatchEvery = 1U << 12;
+
+  explicit Watchdog(std::chrono::milliseconds stall, ctrl::Channel* watched = nullptr) noexcept
+      : stall_ns_(static_cast<std::uint64_t>(stall.count()) * 1'000'000ULL),
+        silence_ns_(stall_ns_),
+        deadline_(now_ns() + stall_ns_),
+        watched_(watched) {}
+
+  // True once no progress was seen for the stall duration, or the watched peer is lost.
+  [[nodiscard]] bool stalled(std::uint64_t progress) noexcept {
+    if (++spins_ % kWatchEvery != 0) return false;
+    return stalled_now(progress);
+  }
+  // Reads the clock at once: for event mode, where each wakeup is already rare.
+  [[nodiscard]] bool stalled_now(std::uint64_t progress) noexcept {
+    const std::uint64_t t = now_ns();
+    watch_peer(t);
+    if (peer_lost()) return true;
+    if (progress != last_progress_) {
+      last_progress_ = progress;
+      deadline_ = t + stall_ns_;
+      return false;
+    }
+    return t > deadline_;
+  }
+  // Whether the last stalled() call read the clock (a cheap moment for rare work).
+  [[nodiscard]] bool due() const noexcept { return spins_ % kWatchEvery == 0; }
+  [[nodiscard]] double stall_seconds() const noexcept { return static_cast<double>(stall_ns_) / 1e9; }
+  [[nodiscard]] double silence_seconds() const noexcept { return static_cast<double>(silence_ns_) / 1e9; }
+  [[nodiscard]] bool peer_gone() const noexcept { return gone_; }
+  [[nodiscard]] bool peer_silent() const noexcept { return silent_; }
+  [[nodiscard]] bool peer_lost() const noexcept { return gone_ || silent_; }
+  [[nodiscard]] bool peer_done() const noexcept { return done_; }
+
+ private:
+  void watch_peer(std::uint64_t t) noexcept {
+    if (watched_ == nullptr || t < next_poll_) return;
+    next_poll_ = t + kControlPollNs;
+    switch (watched_->poll_incoming()) {
+      case ctrl::Channel::Incoming::kClosed: gone_ = true; return;
+      case ctrl::Channel::Incoming::kMessage:
+        if (!done_) {
+          // Its run is over: what has not arrived within a second will not.
+          done_ = true;
+          stall_ns_ = std::min<std::uint64_t>(stall_ns_, kAfterDoneNs);
+          deadline_ = std::min(deadline_, t + stall_ns_);
+        }
+        return;
+      case ctrl::Channel::Incoming::kNothing: break;
+    }
+    const auto heard =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(watched_->last_heard().time_since_epoch()).count();
+    silent_ = !done_ && t > static_cast<std::uint64_t>(heard) + silence_ns_;
+  }
+
+  static constexpr std::uint64_t kAfterDoneNs = 1'000'000'000ULL;
+  std::uint64_t stall_ns_;
+  std::uint64_t silence_ns_;
+  std::uint64_t deadline_;
+  std::uint64_t last_progress_ = ~0ULL;
+  std::uint64_t spins_ = 0;
+  ctrl::Channel* watched_;
+  std::uint64_t next_poll_ = 0;
+  bool gone_ = false;
+  bool silent_ = false;
+  bool done_ = false;
+};
+
+// Waits for at least one completion on `cq`: busy polling, or (event mode)
+// arm -> poll -> block on the channel. Returns n > 0, or -1 on a CQ error,
+// or 0 when the watchdog says the loop stalled. `progress()` is the count
+// the watchdog watches.
+template <typename Progress>
+[[nodiscard]] inline int wait_cq(const verbs::CompletionQueue& cq, bool events, std::span<ibv_wc> wcs, Watchdog& w,
+                                 Progress progress) noexcept {
+  for (;;) {
+    int n = cq.poll(wcs);
+    if (n != 0) return n;
+    if (events) {
+      if (cq.arm() != 0) return -1;
+      n = cq.poll(wcs);  // completions that beat the arm raise no event
+      if (n != 0) return n;
+      const int ev = cq.wait_event(100);
+      if (ev < 0) return -1;
+      if (w.stalled_now(progress())) return 0;
+      continue;
+    }
+    if (w.stalled(progress())) return 0;
+  }
+}
+
+// Reaps signaled send completions (one per signaled WR) from `cq` until at
+// most `limit` remain `outstanding`; polls at least once, so a limit of ~0
+// reaps whatever has arrived without waiting. Returns 1 done, 0 stalled,
+// -1 a failed poll or completion (the failed one in wcs[0]).
+template <typename Progress>
+[[nodiscard]] inline int reap_signaled(const verbs::CompletionQueue& cq, bool events, std::span<ibv_wc> wcs,
+                                       std::uint64_t& outstanding, std::uint64_t limit, Watchdog& w,
+                                       Progress progress) noexcept {
+  int n = cq.poll(wcs);
+  for (;;) {
+    if (n < 0) return -1;
+    for (int k = 0; k < n; ++k) {
+      if (wcs[static_cast<std::size_t>(k)].status != IBV_WC_SUCCESS) [[unlikely]] {
+        wcs[0] = wcs[static_cast<std::size_t>(k)];
+        return -1;
+      }
+      --outstanding;
+    }
+    if (outstanding <= limit) return 1;
+    n = wait_cq(cq, events, wcs, w, progress);
+    if (n == 0) return 0;
+  }
+}
+
+}  // namespace fabench::harness

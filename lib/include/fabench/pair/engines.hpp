@@ -1,0 +1,72 @@
+// The operation engines: the timed loops. Ping-pong and one-sided latency
+// (run_latency) and streaming bandwidth/message rate (run_bandwidth), for
+// either role of a pair. Work requests and SGEs are built before the loop;
+// inside it only what changes per message is written, completions are
+// polled in batches, and nothing allocates, logs, throws or dispatches
+// virtually. Every wait is bounded by a stall timeout: no progress for that
+// long ends the run with an error instead of a hang.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "fabench/ctrl/channel.hpp"
+#include "fabench/harness/samples.hpp"
+#include "fabench/pair/side.hpp"
+
+namespace fabench::pair {
+
+enum class Role : std::uint8_t { kLeader, kFollower };
+
+// Seeds of the payload pattern each role sends (Side::pattern_byte).
+inline constexpr std::uint8_t kLeaderSeed = 0x11;
+inline constexpr std::uint8_t kFollowerSeed = 0x5a;
+
+struct RunLimits {
+  // No progress (message sent, received or completed) for this long fails the run.
+  std::chrono::milliseconds stall{10'000};
+  // Follower: the leader's control channel, watched by the run's
+  // harness::Watchdog (without blocking, at most every
+  // harness::kControlPollNs, only while this side waits) so that a leader
+  // that died, stopped or gave up ends the run at once instead of after the
+  // stall timeout:
+  //  - closed connection: the leader is gone; fail now;
+  //  - no frame (the leader's Keepalives included) for the stall timeout:
+  //    the leader is stopped or unreachable; fail;
+  //  - a message waiting (its "finish"): the leader's part is over. A UC/UD
+  //    receiver (no flow control, so messages may be dropped) then ends after
+  //    a short quiet period; anything else still waiting fails after 1 s
+  //    without progress (the leader gave up early).
+  ctrl::Channel* leader = nullptr;
+};
+
+struct RunResult {
+  bool ok = true;
+  std::string error;           // one line when !ok
+  double seconds = 0;          // this side's traffic: first post to last completion
+  std::uint64_t messages = 0;  // messages this side sent (bandwidth) or iterations (latency)
+  std::uint64_t bytes = 0;     // payload bytes this side sent
+  std::uint64_t received = 0;  // messages this side received (send/recv)
+  std::uint64_t wrong = 0;     // payload bytes or atomic results that did not match
+  bool leader_lost = false;    // follower: the leader closed its connection or fell silent
+};
+
+// Before a run: zero the ping-pong flags and top up receive queues, so that
+// the peer may start sending as soon as this side says it is ready.
+[[nodiscard]] RunResult prepare_run(Side& side, Role role);
+
+// `samples` (leader only) receives one round-trip time in ns per iteration;
+// its capacity must be >= iterations.
+[[nodiscard]] RunResult run_latency(Side& side, Role role, std::uint64_t iterations, harness::Samples* samples,
+                                    const RunLimits& limits);
+
+// Leader: sends `iterations` messages spread over the QPs (and, bidirectional
+// or send, receives the peer's). Follower: the mirror image.
+[[nodiscard]] RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const RunLimits& limits);
+
+// After a run, outside timing: how many bytes of what the peer wrote, sent
+// or let us read differ from the peer's pattern.
+[[nodiscard]] std::uint64_t check_payload(const Side& side, Role role);
+
+}  // namespace fabench::pair

@@ -1,0 +1,64 @@
+// The command line of the point-to-point benchmarks (fabench-lat,
+// fabench-bw): perftest's flags where the feature is the same, parsed into
+// Options, checked for contradictions, and expanded into the TestSpecs they
+// ask for. No device is needed for any of it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "fabench/harness/cli.hpp"
+#include "fabench/pair/spec.hpp"
+
+namespace fabench::pair {
+
+struct Options {
+  std::string host;  // "" = serve (or --loopback)
+  harness::DeviceFlags dev;
+  std::string peer_device;
+  std::string sizes;
+  bool all = false;
+  std::uint64_t iters = 0;
+  double duration_s = 0;
+  std::uint32_t qps = 1;
+  std::uint32_t tx_depth = 0;  // 0: the kind's default
+  std::uint32_t rx_depth = 512;
+  std::uint32_t post_list = 1;
+  std::uint32_t cq_mod = 0;  // 0: the kind's default, shrunk to fit the window
+  int inline_bytes = -1;
+  bool bidir = false;
+  std::string connections = "RC";
+  std::string ops = "write";
+  std::string atomic_type;
+  std::uint32_t mtu = 0;
+  std::uint16_t port = 18515;
+  bool events = false;
+  bool cpu_freq = false;
+  bool rdma_cm = false;
+  unsigned sl = 0;
+  unsigned tos = 0;
+  std::string bind;
+  std::string max_mem = "4G";
+  double handshake_s = 3;
+  bool loopback = false;
+  bool once = false;
+
+  [[nodiscard]] bool serves() const noexcept { return host.empty() && !loopback; }
+};
+
+// The flags of fabench-lat (Kind::kLatency) or fabench-bw (Kind::kBandwidth).
+void add_options(CLI::App& app, Options& o, Kind kind);
+
+// Throws harness::UsageError for flags that contradict each other or that
+// name no valid value (-m 3000).
+void check_contradictions(const Options& o);
+
+// One TestSpec per operation x transport x size. In a list, combinations
+// that cannot exist (read over UD) are skipped; a single one is an error.
+// Throws harness::UsageError, or std::invalid_argument for a bad size.
+[[nodiscard]] std::vector<TestSpec> build_specs(const Options& o, Kind kind);
+
+}  // namespace fabench::pair

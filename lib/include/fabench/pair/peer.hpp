@@ -1,0 +1,125 @@
+// The pair protocol between a leader (the client: runs Google Benchmark) and
+// a follower (the server: executes what it is told). Per benchmark the leader
+// sends "setup" (a TestSpec) once, then per Google Benchmark call "run" with
+// the iteration count, so adaptive counts stay in step on both ends:
+//
+//   leader                              follower
+//   Command setup(spec)          ->     build Side (or refuse: Result kUnsupported)
+//                                <-     Result ok, EndpointExchange(its QPs)
+//   build Side
+//   EndpointExchange(our QPs)    ->     connect
+//   connect
+//                                <-     Result ok
+//   Command run(n)               ->     prepare (flags, receives)
+//                                <-     Result ok ("ready")
+//   run n iterations                    run n iterations (or nothing: one-sided)
+//   Command finish               ->     check payload
+//                                <-     Result values {ok, seconds, messages, bytes, received, wrong}
+//   ... Goodbye                  ->     back to accepting the next client
+//
+// Beside this, the leader sends a Keepalive about every second for as long as
+// the conversation lasts (from a thread of its own), and the follower watches
+// its control socket even while it runs (RunLimits::leader). So a leader that
+// dies is noticed at once in every phase, and one that is stopped (SIGSTOP)
+// or cut off within the follower's timeout, even during a long one-sided run
+// in which the follower itself has nothing to do.
+//
+// A follower serves any spec from any client, one client at a time; a client
+// that dies or sends garbage is logged and dropped, and the server goes on
+// (server.hpp).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "fabench/ctrl/channel.hpp"
+#include "fabench/harness/context.hpp"
+#include "fabench/harness/samples.hpp"
+#include "fabench/pair/engines.hpp"
+#include "fabench/pair/side.hpp"
+
+namespace fabench::pair {
+
+struct PeerOptions {
+  std::chrono::milliseconds timeout{30'000};   // control-plane waits and the engines' stall timeout
+  std::uint64_t max_mem_bytes = 4ULL << 30;    // follower: largest buffer a client may ask for
+  std::chrono::milliseconds handshake{3'000};  // server: a new connection's Hello must come within this
+};
+
+// What the follower tells the leader about its end, once per connection.
+struct PeerInfo {
+  std::string host;
+  std::string device;
+  std::string fw_ver;
+  std::string link_layer;
+  double port_rate_gbps = 0;
+  std::uint32_t active_mtu_bytes = 0;
+  std::string version;
+};
+
+// The Hello both ends of a pair send first.
+[[nodiscard]] ctrl::Hello pair_hello();
+
+// Serves one client on `channel` until Goodbye. Throws ctrl::CtrlError or
+// std::runtime_error when the client breaks the protocol or vanishes.
+void follow(ctrl::Channel& channel, const harness::Context& ctx, const PeerOptions& options);
+
+class Leader {
+ public:
+  // Hello exchange and info query over a connected channel.
+  Leader(ctrl::Channel channel, const harness::Context& ctx, const PeerOptions& options);
+  ~Leader();
+  Leader(const Leader&) = delete;
+  Leader& operator=(const Leader&) = delete;
+
+  [[nodiscard]] const PeerInfo& peer() const noexcept { return peer_; }
+
+  struct Outcome {
+    RunResult mine;
+    RunResult theirs;
+  };
+  // Sets up (when spec differs from the last) and runs `iterations` on both
+  // ends. `samples` must have capacity for `iterations` (latency only).
+  // Throws on any failure, with the peer named; a failure of the pair's
+  // connection marks the peer dead (see dead()).
+  Outcome run(const TestSpec& spec, std::uint64_t iterations, harness::Samples* samples);
+
+  [[nodiscard]] bool dead() const noexcept { return !dead_reason_.empty(); }
+  [[nodiscard]] const std::string& dead_reason() const noexcept { return dead_reason_; }
+  // Orderly end; harmless when the peer is already gone.
+  void goodbye() noexcept;
+
+ private:
+  void setup(const TestSpec& spec);
+  void send(const ctrl::Message& msg);
+  void keep_alive(const std::stop_token& stop);
+  void stop_keepalive() noexcept;
+  ctrl::Result call(const std::string& what, std::vector<std::pair<std::string, std::string>> params,
+                    std::uint64_t iterations, std::chrono::milliseconds timeout);
+  ctrl::Result await_result(std::uint64_t sequence, std::chrono::milliseconds timeout);
+
+  ctrl::Channel channel_;
+  const harness::Context& ctx_;
+  PeerOptions options_;
+  PeerInfo peer_;
+  std::unique_ptr<Side> side_;
+  std::optional<TestSpec> spec_;
+  std::uint64_t sequence_ = 0;
+  std::string dead_reason_;
+  // Keepalives come from their own thread; every send (ours or its) holds
+  // send_mutex_ so frames never interleave. Declared last: the thread stops
+  // (destructor order) before the channel it writes to goes.
+  std::mutex send_mutex_;
+  std::mutex keepalive_mutex_;
+  std::condition_variable_any keepalive_cv_;
+  std::jthread keepalive_;
+};
+
+}  // namespace fabench::pair

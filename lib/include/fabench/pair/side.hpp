@@ -1,0 +1,92 @@
+// Side owns the resources of one benchmark configuration on one end: CQs,
+// the registered buffer, the queue pairs (and UD address handles), built
+// from a TestSpec so both ends build the same thing. Members are declared
+// parents first, so children are destroyed first.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fabench/harness/context.hpp"
+#include "fabench/pair/spec.hpp"
+#include "fabench/verbs/ah.hpp"
+#include "fabench/verbs/cq.hpp"
+#include "fabench/verbs/device.hpp"
+#include "fabench/verbs/endpoint.hpp"
+#include "fabench/verbs/mr.hpp"
+#include "fabench/verbs/pd.hpp"
+#include "fabench/verbs/port.hpp"
+#include "fabench/verbs/qp.hpp"
+
+namespace fabench::pair {
+
+// Rejects, with one line, what this device cannot do for this spec (message
+// above the port's max_msg_sz, UD above the MTU, atomics without support,
+// queue depths above max_qp_wr).
+[[nodiscard]] std::string check_device_limits(const harness::Context& ctx, const TestSpec& spec);
+
+class Side {
+ public:
+  Side(const harness::Context& ctx, const TestSpec& spec);
+
+  // One Endpoint per QP: qpn/psn/gid plus this QP's region of the buffer.
+  [[nodiscard]] std::vector<verbs::Endpoint> endpoints() const;
+  // RC/UC: RTR+RTS toward the peer's QPs; UD: activates and builds AHs.
+  void connect(const std::vector<verbs::Endpoint>& remote);
+
+  [[nodiscard]] const TestSpec& spec() const noexcept { return spec_; }
+  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return send_cq_; }
+  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return recv_cq_; }
+  [[nodiscard]] const verbs::MemoryRegion& mr() const noexcept { return mr_; }
+  [[nodiscard]] const std::vector<verbs::QueuePair>& qps() const noexcept { return qps_; }
+  [[nodiscard]] const std::vector<verbs::AddressHandle>& ahs() const noexcept { return ahs_; }
+  [[nodiscard]] const std::vector<verbs::Endpoint>& remote() const noexcept { return remote_; }
+  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return inline_threshold_; }
+
+  // What the engines carry from one run to the next on this Side.
+  struct RunState {
+    std::vector<std::uint32_t> rx_posted;  // receive WRs outstanding per QP
+    std::uint64_t atomic_ops = 0;          // atomics done so far: the remote counter's value
+  };
+  [[nodiscard]] RunState& run_state() noexcept { return run_state_; }
+
+  // The byte every tx slot holds at offset i (seeded per role), so the
+  // receiver can check every payload byte after a run.
+  [[nodiscard]] static std::uint8_t pattern_byte(std::uint8_t seed, std::uint64_t i) noexcept {
+    return static_cast<std::uint8_t>(seed * 7U + i * 13U + 1U);
+  }
+  void fill_pattern(std::uint8_t seed) const noexcept;
+
+  // Addresses inside QP q's local region.
+  [[nodiscard]] std::byte* tx(std::uint32_t q) const noexcept { return region(q); }
+  [[nodiscard]] std::byte* rx(std::uint32_t q) const noexcept { return region(q) + spec_.slot_bytes(); }
+  [[nodiscard]] std::byte* atomic_target(std::uint32_t q) const noexcept { return region(q) + 2 * spec_.slot_bytes(); }
+  [[nodiscard]] std::byte* atomic_result(std::uint32_t q) const noexcept { return atomic_target(q) + 8; }
+  [[nodiscard]] std::uint64_t addr(const std::byte* p) const noexcept { return reinterpret_cast<std::uintptr_t>(p); }
+  // The peer's rx slot and atomic target of QP q.
+  [[nodiscard]] std::uint64_t remote_rx(std::uint32_t q) const noexcept { return remote_[q].addr + spec_.slot_bytes(); }
+  [[nodiscard]] std::uint64_t remote_atomic(std::uint32_t q) const noexcept {
+    return remote_[q].addr + 2 * spec_.slot_bytes();
+  }
+
+ private:
+  [[nodiscard]] std::byte* region(std::uint32_t q) const noexcept {
+    return buffer_.data() + static_cast<std::size_t>(q) * spec_.region_bytes();
+  }
+
+  const harness::Context& ctx_;
+  TestSpec spec_;
+  verbs::QpConfig cfg_;
+  std::uint32_t inline_threshold_ = 0;
+  verbs::CompletionQueue send_cq_;
+  verbs::CompletionQueue recv_cq_;
+  verbs::HostBuffer buffer_;
+  verbs::MemoryRegion mr_;
+  std::vector<verbs::QueuePair> qps_;
+  std::vector<verbs::AddressHandle> ahs_;
+  std::vector<verbs::Endpoint> remote_;
+  RunState run_state_;
+};
+
+}  // namespace fabench::pair

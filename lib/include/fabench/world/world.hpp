@@ -1,0 +1,100 @@
+// World: the verbs side of N ranks. Each rank owns one registered arena (its
+// buffers, same layout on every rank), one send CQ and one receive CQ shared by
+// all its queue pairs, and one RC QP per peer in a chosen peer set (ring
+// neighbours, halving-doubling partners, all others). Endpoints are exchanged
+// through Bootstrap::route(), so rank j receives only the endpoints meant for j.
+//
+// Members are declared parents first (CQs and arena before QPs), so children
+// are destroyed first.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fabench/ctrl/bootstrap.hpp"
+#include "fabench/harness/context.hpp"
+#include "fabench/verbs/cq.hpp"
+#include "fabench/verbs/mr.hpp"
+#include "fabench/verbs/qp.hpp"
+
+namespace fabench::world {
+
+// Peer sets, as pure functions of (rank, size); sorted, without `rank`.
+[[nodiscard]] std::vector<std::uint32_t> ring_peers(std::uint32_t rank, std::uint32_t size);
+// Partners of recursive halving-doubling with the standard non-power-of-two
+// fold (the first 2(N - 2^k) ranks pair up), i.e. every rank XOR 2^i among
+// the 2^k survivors, plus the fold partner.
+[[nodiscard]] std::vector<std::uint32_t> halving_doubling_peers(std::uint32_t rank, std::uint32_t size);
+[[nodiscard]] std::vector<std::uint32_t> all_peers(std::uint32_t rank, std::uint32_t size);
+
+struct WorldOptions {
+  std::uint64_t arena_bytes = 0;  // registered on every rank (the same size everywhere)
+  std::uint32_t send_depth = 64;  // send WRs per QP
+  std::uint32_t recv_depth = 64;  // receive WRs per QP (write-with-immediate consumes one each)
+  std::uint32_t max_inline = 0;   // inline threshold asked of each QP
+};
+
+// A peer's arena, as this rank may write to it.
+struct RemoteArena {
+  std::uint64_t addr = 0;
+  std::uint32_t rkey = 0;
+  std::uint64_t bytes = 0;
+};
+
+class World {
+ public:
+  // Collective over all ranks of `boot`: builds this rank's resources, sends
+  // each peer its endpoint, connects. `peers` must be symmetric across ranks
+  // (i lists j exactly when j lists i); a rank that disagrees is named.
+  World(ctrl::Bootstrap& boot, const harness::Context& ctx, std::span<const std::uint32_t> peers,
+        const WorldOptions& options);
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+  World(World&&) = delete;
+  World& operator=(World&&) = delete;
+  ~World() = default;
+
+  [[nodiscard]] std::uint32_t rank() const noexcept { return rank_; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
+  [[nodiscard]] const harness::Context& context() const noexcept { return ctx_; }
+  [[nodiscard]] std::span<const std::uint32_t> peers() const noexcept { return peers_; }
+  [[nodiscard]] bool has_peer(std::uint32_t peer) const noexcept { return slot_[peer] >= 0; }
+  // The QP to `peer` (must be in peers()).
+  [[nodiscard]] const verbs::QueuePair& qp(std::uint32_t peer) const noexcept {
+    return qps_[static_cast<std::size_t>(slot_[peer])];
+  }
+  [[nodiscard]] const RemoteArena& remote(std::uint32_t peer) const noexcept {
+    return remote_[static_cast<std::size_t>(slot_[peer])];
+  }
+  // The peer a QP number belongs to (receive completions name the QP).
+  [[nodiscard]] std::uint32_t peer_of_qpn(std::uint32_t qpn) const;
+  [[nodiscard]] const verbs::MemoryRegion& arena() const noexcept { return mr_; }
+  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return send_cq_; }
+  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return recv_cq_; }
+  [[nodiscard]] const WorldOptions& options() const noexcept { return options_; }
+  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return inline_threshold_; }
+
+ private:
+  void connect(ctrl::Bootstrap& boot);
+
+  const harness::Context& ctx_;
+  std::uint32_t rank_;
+  std::uint32_t size_;
+  WorldOptions options_;
+  std::vector<std::uint32_t> peers_;
+  std::vector<int> slot_;  // by rank: index into qps_/remote_, -1 when not a peer
+  verbs::QpConfig cfg_;
+  std::uint32_t inline_threshold_ = 0;
+  verbs::CompletionQueue send_cq_;
+  verbs::CompletionQueue recv_cq_;
+  verbs::HostBuffer buffer_;
+  verbs::MemoryRegion mr_;
+  std::vector<verbs::QueuePair> qps_;
+  std::vector<RemoteArena> remote_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> qpn_to_peer_;  // sorted by qpn
+};
+
+}  // namespace fabench::world

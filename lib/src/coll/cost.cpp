@@ -1,0 +1,77 @@
+#include "fabench/coll/cost.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace fabench::coll {
+
+namespace {
+
+// Everything in double: S may be 2^40 bytes, and the model is an estimate anyway.
+struct Terms {
+  double n;  // ranks
+  double s;  // bytes
+  const CostParams& p;
+  [[nodiscard]] double steps(double k) const { return k * p.alpha_s; }
+  [[nodiscard]] double wire(double bytes) const { return bytes * p.beta_s_per_byte; }
+  [[nodiscard]] double math(double bytes) const { return bytes * p.gamma_s_per_byte; }
+};
+
+double all_reduce(Algorithm a, std::uint32_t nranks, const Terms& t) {
+  const double f = (t.n - 1.0) / t.n;
+  switch (a) {
+    case Algorithm::kRing: return t.steps(2.0 * (t.n - 1.0)) + t.wire(2.0 * f * t.s) + t.math(f * t.s);
+    case Algorithm::kOneShot: return t.steps(1.0) + t.wire((t.n - 1.0) * t.s) + t.math((t.n - 1.0) * t.s);
+    case Algorithm::kRecursiveHalvingDoubling: {
+      std::uint32_t pow2 = 1;
+      double levels = 0.0;
+      while (pow2 * 2u <= nranks) {
+        pow2 *= 2u;
+        levels += 1.0;
+      }
+      const double fp = (pow2 - 1.0) / pow2;
+      double secs = t.steps(2.0 * levels) + t.wire(2.0 * fp * t.s) + t.math(fp * t.s);
+      if (pow2 != nranks) secs += t.steps(2.0) + t.wire(2.0 * t.s) + t.math(t.s);
+      return secs;
+    }
+    case Algorithm::kPairwise:
+    case Algorithm::kAllAtOnce: break;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+double predict_seconds(Collective c, Algorithm a, std::uint32_t nranks, std::uint64_t bytes, const CostParams& params) {
+  if (!is_supported(c, a)) {
+    throw std::invalid_argument(std::string(algorithm_name(a)) + " is not an algorithm for " +
+                                std::string(collective_name(c)));
+  }
+  if (nranks == 0) throw std::invalid_argument("nranks must be at least 1");
+  if (nranks == 1) return 0.0;
+  const Terms t{static_cast<double>(nranks), static_cast<double>(bytes), params};
+  const double f = (t.n - 1.0) / t.n;
+  switch (c) {
+    case Collective::kAllReduce: return all_reduce(a, nranks, t);
+    case Collective::kAllGather: return t.steps(t.n - 1.0) + t.wire(f * t.s);
+    case Collective::kReduceScatter: return t.steps(t.n - 1.0) + t.wire(f * t.s) + t.math(f * t.s);
+    case Collective::kAllToAll:
+      if (a == Algorithm::kPairwise) return (t.n - 1.0) * (params.alpha_s + t.wire(t.s / t.n));
+      return t.steps(1.0) + t.wire(f * t.s);
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+Algorithm choose_auto(Collective c, std::uint32_t nranks, std::uint64_t bytes, const CostParams& params) {
+  const auto algos = algorithms_for(c);
+  double best = std::numeric_limits<double>::infinity();
+  for (Algorithm a : algos) best = std::min(best, predict_seconds(c, a, nranks, bytes, params));
+  for (Algorithm a : algos) {
+    if (predict_seconds(c, a, nranks, bytes, params) <= best * (1.0 + kAutoTieFraction)) return a;
+  }
+  return algos.front();
+}
+
+}  // namespace fabench::coll

@@ -1,0 +1,204 @@
+#include "fabench/coll/reduce.hpp"
+
+#include <array>
+#include <bit>
+#include <cstring>
+
+namespace fabench::coll {
+
+namespace {
+
+struct DTypeInfo {
+  DType value;
+  std::string_view name;
+  std::uint32_t size;
+};
+constexpr std::array<DTypeInfo, 3> kDTypes = {{
+    {DType::kF32, "f32", 4},
+    {DType::kBF16, "bf16", 2},
+    {DType::kF16, "f16", 2},
+}};
+
+struct OpName {
+  ReduceOp value;
+  std::string_view name;
+};
+constexpr std::array<OpName, 3> kOps = {{{ReduceOp::kSum, "sum"}, {ReduceOp::kMin, "min"}, {ReduceOp::kMax, "max"}}};
+
+// The conversions are straight-line code: select() is arithmetic, not a branch, which GCC's
+// vectoriser needs (it leaves a chain of ?: on integers as control flow).
+inline std::uint32_t select(bool c, std::uint32_t if_true, std::uint32_t if_false) {
+  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(c);
+  return (if_true & mask) | (if_false & ~mask);
+}
+
+inline float bf16_bits_to_float(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+
+inline std::uint16_t float_to_bf16_bits(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  // Round to nearest even on the 16 dropped bits; a carry out of the significand bumps the
+  // exponent, which is right, up to and including rounding the largest finite values to inf.
+  const std::uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  const std::uint32_t quiet_nan = (x >> 16) | 0x40u;
+  return static_cast<std::uint16_t>(select((x & 0x7fffffffu) > 0x7f800000u, quiet_nan, rounded));
+}
+
+inline float f16_bits_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1fu;
+  const std::uint32_t man = h & 0x3ffu;
+  const std::uint32_t normal = ((exp + 112u) << 23) | (man << 13);  // rebias 15 -> 127
+  const std::uint32_t special = 0x7f800000u | (man << 13);          // inf, NaN
+  // Subnormal (and zero): man x 2^-24, exact in float.
+  const std::uint32_t sub = std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<std::int32_t>(man)) * 0x1p-24f);
+  const std::uint32_t mag = select(exp == 0, sub, select(exp == 0x1fu, special, normal));
+  return std::bit_cast<float>(sign | mag);
+}
+
+inline std::uint16_t float_to_f16_bits(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t ax = x & 0x7fffffffu;
+  // Normal results: rebias 127 -> 15 and round to nearest even on the 13 dropped bits.
+  const std::uint32_t rebiased = ax - 0x38000000u;
+  const std::uint32_t normal = (rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13;
+  // Below 2^-14 the result is a multiple of 2^-24: adding 0.5 (whose ulp is 2^-24) rounds |f| to
+  // one, to nearest even, and the low bits of the sum are that multiple (1024 = smallest normal).
+  const std::uint32_t sub = std::bit_cast<std::uint32_t>(std::bit_cast<float>(ax) + 0.5f) - 0x3f000000u;
+  const std::uint32_t nan = 0x7e00u | ((ax >> 13) & 0x3ffu);
+  std::uint32_t mag = select(ax < 0x38800000u, sub, normal);
+  mag = select(ax >= 0x477ff000u, 0x7c00u, mag);  // from 65520 (halfway past 65504) up, and inf
+  mag = select(ax > 0x7f800000u, nan, mag);
+  return static_cast<std::uint16_t>(sign | mag);
+}
+
+struct Sum {
+  float operator()(float d, float s) const { return d + s; }
+};
+// s != s: NaN in src wins; NaN in dst fails both comparisons and is kept. `|`, not `||`: no
+// short-circuit branch, so the loop stays vectorisable.
+struct Min {
+  float operator()(float d, float s) const { return ((s < d) | (s != s)) ? s : d; }
+};
+struct Max {
+  float operator()(float d, float s) const { return ((s > d) | (s != s)) ? s : d; }
+};
+
+struct F32 {
+  using Bits = float;
+  static float to_float(float v) { return v; }
+  static float from_float(float v) { return v; }
+};
+struct BF16 {
+  using Bits = std::uint16_t;
+  static float to_float(std::uint16_t v) { return bf16_bits_to_float(v); }
+  static std::uint16_t from_float(float v) { return float_to_bf16_bits(v); }
+};
+struct F16 {
+  using Bits = std::uint16_t;
+  static float to_float(std::uint16_t v) { return f16_bits_to_float(v); }
+  static std::uint16_t from_float(float v) { return float_to_f16_bits(v); }
+};
+
+// A block of constant length over non-aliasing (__restrict) typed pointers: GCC's -O2 vectorises
+// a loop only when it needs neither an alias check nor a scalar epilogue (the "very cheap" cost
+// model), and this one needs neither. The tail goes one element at a time.
+constexpr std::size_t kBlock = 32;
+
+template <class T, class Op>
+void reduce_block(typename T::Bits* __restrict d, const typename T::Bits* __restrict s, Op op) {
+  for (std::size_t j = 0; j < kBlock; ++j) d[j] = T::from_float(op(T::to_float(d[j]), T::to_float(s[j])));
+}
+
+template <class T, class Op>
+void reduce_loop(std::byte* dst, const std::byte* src, std::size_t count, Op op) {
+  using Bits = typename T::Bits;
+  // The buffers are byte arrays of element-aligned data (schedule offsets are multiples of the
+  // element size); reading them as the element type is what every reduction kernel does.
+  auto* d = reinterpret_cast<Bits*>(dst);
+  const auto* s = reinterpret_cast<const Bits*>(src);
+  std::size_t i = 0;
+  for (; i + kBlock <= count; i += kBlock) reduce_block<T>(d + i, s + i, op);
+  for (; i < count; ++i) d[i] = T::from_float(op(T::to_float(d[i]), T::to_float(s[i])));
+}
+
+template <class T>
+void reduce_type(ReduceOp op, std::byte* dst, const std::byte* src, std::size_t count) {
+  switch (op) {
+    case ReduceOp::kSum: return reduce_loop<T>(dst, src, count, Sum{});
+    case ReduceOp::kMin: return reduce_loop<T>(dst, src, count, Min{});
+    case ReduceOp::kMax: return reduce_loop<T>(dst, src, count, Max{});
+  }
+}
+
+}  // namespace
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (const auto& t : kDTypes) {
+    if (t.name == name) return t.value;
+  }
+  return std::nullopt;
+}
+
+std::string_view dtype_name(DType t) {
+  for (const auto& i : kDTypes) {
+    if (i.value == t) return i.name;
+  }
+  return "?";
+}
+
+std::uint32_t dtype_size(DType t) {
+  for (const auto& i : kDTypes) {
+    if (i.value == t) return i.size;
+  }
+  return 0;
+}
+
+std::optional<ReduceOp> parse_reduce_op(std::string_view name) {
+  for (const auto& o : kOps) {
+    if (o.name == name) return o.value;
+  }
+  return std::nullopt;
+}
+
+std::string_view reduce_op_name(ReduceOp op) {
+  for (const auto& o : kOps) {
+    if (o.value == op) return o.name;
+  }
+  return "?";
+}
+
+void reduce(DType t, ReduceOp op, std::byte* dst, const std::byte* src, std::size_t count) {
+  switch (t) {
+    case DType::kF32: return reduce_type<F32>(op, dst, src, count);
+    case DType::kBF16: return reduce_type<BF16>(op, dst, src, count);
+    case DType::kF16: return reduce_type<F16>(op, dst, src, count);
+  }
+}
+
+float bf16_to_float(std::uint16_t h) { return bf16_bits_to_float(h); }
+std::uint16_t float_to_bf16(float f) { return float_to_bf16_bits(f); }
+float f16_to_float(std::uint16_t h) { return f16_bits_to_float(h); }
+std::uint16_t float_to_f16(float f) { return float_to_f16_bits(f); }
+
+float load_element(DType t, const std::byte* p) {
+  if (t == DType::kF32) {
+    float v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return t == DType::kBF16 ? bf16_bits_to_float(h) : f16_bits_to_float(h);
+}
+
+void store_element(DType t, std::byte* p, float v) {
+  if (t == DType::kF32) {
+    std::memcpy(p, &v, sizeof v);
+    return;
+  }
+  const std::uint16_t h = t == DType::kBF16 ? float_to_bf16_bits(v) : float_to_f16_bits(v);
+  std::memcpy(p, &h, sizeof h);
+}
+
+}  // namespace fabench::coll

@@ -1,0 +1,254 @@
+#include "fabench/collbench/app.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <limits>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "fabench/collbench/roles.hpp"
+#include "fabench/harness/cli.hpp"
+#include "fabench/harness/report.hpp"
+
+namespace fabench::collbench {
+
+namespace {
+
+using harness::UsageError;
+
+struct Cli {
+  harness::DeviceFlags dev;
+  std::string min_bytes = "1K";
+  std::string max_bytes = "4M";
+  std::uint32_t factor = 4;
+  std::string sizes;
+  std::string colls = "allreduce";
+  std::string algos = "ring";
+  std::string a2a_algos = "pairwise";
+  std::string dtypes = "f32";
+  std::string op = "sum";
+  std::uint64_t iters = 0;
+  double duration_s = 0;
+  std::optional<std::uint32_t> rank;
+  std::optional<std::uint32_t> size;
+  std::optional<std::string> master_addr;
+  std::optional<std::uint16_t> master_port;
+  std::optional<std::uint32_t> spin;
+  std::uint32_t pipeline = 1;
+  double alpha_us = 10;
+  bool print_all = false;
+};
+
+void add_options(CLI::App& app, Cli& c) {
+  harness::add_device_flags(app, c.dev);
+  app.add_option("-b,--minbytes", c.min_bytes, "Smallest buffer S in bytes (K, M, G allowed; default 1K)");
+  app.add_option("-e,--maxbytes", c.max_bytes, "Largest buffer S (default 4M)");
+  app.add_option("-f,--stepfactor", c.factor, "Multiply the size by this from -b to -e (default 4)")
+      ->check(harness::whole_number("-f", 2, 1024));
+  app.add_option("-s,--size", c.sizes, "Buffer sizes as a list instead of -b/-e/-f, e.g. 4K,1M,64M");
+  app.add_option("--coll", c.colls,
+                 "Collectives: allreduce, allgather, reducescatter, alltoall, a list (default allreduce)");
+  app.add_option("--algo", c.algos, "All-reduce algorithms: ring, rhd, oneshot, auto, a list (default ring)");
+  app.add_option("--a2a-algo", c.a2a_algos, "All-to-all algorithms: pairwise, allatonce, a list (default pairwise)");
+  app.add_option("--dtype", c.dtypes, "Element types: f32, bf16, f16, a list (default f32)");
+  app.add_option("--op", c.op, "Reduction: sum, min or max (default sum)");
+  app.add_option("-n,--iters", c.iters, "Calls per benchmark run (default: Google Benchmark's adaptive count)")
+      ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
+  app.add_option("-D,--duration", c.duration_s, "Run each benchmark for at least this many seconds")
+      ->check(harness::positive_seconds("-D"));
+  app.add_option("--rank", c.rank, "This rank (default: from the launcher's environment)");
+  app.add_option("--world-size", c.size, "Number of ranks (default: from the launcher's environment)");
+  app.add_option("--master-addr", c.master_addr, "Rank 0's address (default MASTER_ADDR, else 127.0.0.1)");
+  app.add_option("--master-port", c.master_port, "Rank 0's rendezvous port (default MASTER_PORT, else 18516)");
+  app.add_option("--spin", c.spin,
+                 "Empty CQ polls before a rank yields the CPU (default: 0 when this host has more ranks than cores, "
+                 "else spin)");
+  app.add_option("--pipeline", c.pipeline, "Ring: sub-chunks per ring chunk (default 1)")
+      ->check(harness::whole_number("--pipeline", 1, 64));
+  app.add_option("--alpha-us", c.alpha_us,
+                 "Cost model: seconds per step, in us (default 10), for predictions and auto");
+  app.add_flag("--print-all", c.print_all, "Every rank logs (default: rank 0 only)");
+}
+
+template <typename T, typename Parse>
+std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse) {
+  std::vector<T> out;
+  for (const auto& item : harness::split_list(text)) {
+    auto v = parse(item);
+    if (!v) throw UsageError(fmt::format("{} {}: unknown value '{}'", flag, text, item));
+    out.push_back(*v);
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> buffer_sizes(const Cli& c) {
+  if (!c.sizes.empty()) return harness::parse_sizes(c.sizes);
+  const auto lo = harness::parse_bytes(c.min_bytes);
+  const auto hi = harness::parse_bytes(c.max_bytes);
+  if (lo == 0 || hi < lo) throw UsageError(fmt::format("-b {} -e {}: need 0 < -b <= -e", c.min_bytes, c.max_bytes));
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = lo; s <= hi; s *= c.factor) out.push_back(s);
+  return out;
+}
+
+std::vector<CollSpec> build_specs(const Cli& c) {
+  const auto colls = parse_list<coll::Collective>(c.colls, "--coll", coll::parse_collective);
+  const auto dtypes = parse_list<coll::DType>(c.dtypes, "--dtype", coll::parse_dtype);
+  const auto op = coll::parse_reduce_op(c.op);
+  if (!op) throw UsageError(fmt::format("--op {}: expected sum, min or max", c.op));
+  auto algos_of = [&](coll::Collective k) -> std::vector<std::pair<coll::Algorithm, bool>> {
+    if (k == coll::Collective::kAllGather || k == coll::Collective::kReduceScatter)
+      return {{coll::Algorithm::kRing, false}};
+    const std::string& text = k == coll::Collective::kAllToAll ? c.a2a_algos : c.algos;
+    std::vector<std::pair<coll::Algorithm, bool>> out;
+    for (const auto& item : harness::split_list(text)) {
+      if (item == "auto" && k == coll::Collective::kAllReduce) {
+        out.emplace_back(coll::Algorithm::kRing, true);
+        continue;
+      }
+      const auto a = coll::parse_algorithm(item);
+      if (!a || !coll::is_supported(k, *a)) {
+        throw UsageError(fmt::format("{} {}: '{}' is not an algorithm of {}",
+                                     k == coll::Collective::kAllToAll ? "--a2a-algo" : "--algo", text, item,
+                                     coll::collective_name(k)));
+      }
+      out.emplace_back(*a, false);
+    }
+    return out;
+  };
+  std::vector<CollSpec> specs;
+  const auto sizes = buffer_sizes(c);
+  for (const auto k : colls) {
+    for (const auto dt : dtypes) {
+      for (const auto s : sizes) {
+        // Measured algorithms first, so auto can pick among them.
+        auto algos = algos_of(k);
+        std::stable_partition(algos.begin(), algos.end(), [](const auto& a) { return !a.second; });
+        for (const auto& [a, is_auto] : algos) specs.push_back(CollSpec{k, a, is_auto, dt, *op, s});
+      }
+    }
+  }
+  return specs;
+}
+
+// Ranks on this host beyond its cores: then every empty poll yields the CPU.
+std::uint32_t default_spin(const ctrl::Bootstrap& boot) {
+  const auto& hosts = boot.hosts();
+  const auto here = static_cast<unsigned>(std::count(hosts.begin(), hosts.end(), hosts[boot.rank()]));
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  return here > cores ? 0U : 1'000'000U;
+}
+
+// "-d rxe0,rxe1": rank r takes entry r mod the list's length.
+harness::ContextOptions context_for(const Cli& c, std::uint32_t rank) {
+  auto o = c.dev.context_options();
+  const auto list = harness::split_list(o.device);
+  if (list.size() > 1) o.device = list[rank % list.size()];
+  return o;
+}
+
+int run(Cli& c, const std::vector<CollSpec>& specs) {
+  ctrl::BootstrapOptions bo;
+  bo.rank = c.rank;
+  bo.size = c.size;
+  bo.master_addr = c.master_addr;
+  bo.master_port = c.master_port;
+  bo.timeout = c.dev.timeout();
+  auto boot = ctrl::Bootstrap::connect(ctrl::resolve_bootstrap_config(bo, ctrl::process_env()));
+  const bool leader = boot.rank() == 0;
+  if (!leader && !c.print_all) spdlog::set_level(spdlog::level::off);
+  // Every rank must run the same list, in the same order.
+  std::string names;
+  for (const auto& s : specs) names += s.name() + ";";
+  const auto all = boot.allgather(std::span(reinterpret_cast<const std::uint8_t*>(names.data()), names.size()));
+  for (std::uint32_t r = 0; r < boot.size(); ++r) {
+    if (all[r] != all[0]) {
+      throw UsageError(fmt::format("{} was started with other benchmark flags than rank 0", boot.describe_rank(r)));
+    }
+  }
+  const harness::Context ctx(context_for(c, boot.rank()));
+  SessionOptions so;
+  so.timeout = c.dev.timeout();
+  so.spin_before_yield = c.spin.value_or(default_spin(boot));
+  so.pipeline_chunks = c.pipeline;
+  so.cost.alpha_s = c.alpha_us * 1e-6;
+  so.cost.beta_s_per_byte = ctx.port().rate_gbps > 0 ? 8.0 / (ctx.port().rate_gbps * 1e9) : 1e-9;
+  so.cost.gamma_s_per_byte = 0.25e-9;
+  Session session(boot, ctx, specs, so);
+  spdlog::info("rank {} of {} on {}: world up ({} peers, {} MiB arena), {} benchmark(s) to run", boot.rank(),
+               boot.size(), ctx.device().name(), session.world().peers().size(), session.world().arena().length() >> 20,
+               specs.size());
+  if (!leader) return follow(session);
+  harness::add_fabric_context(ctx, "coll");
+  benchmark::AddCustomContext("ranks", std::to_string(boot.size()));
+  benchmark::AddCustomContext("launcher", boot.config().source);
+  benchmark::AddCustomContext("hosts", fmt::format("{}", fmt::join(boot.hosts(), ",")));
+  benchmark::AddCustomContext("spin_before_yield", std::to_string(so.spin_before_yield));
+  benchmark::AddCustomContext("bandwidth_unit",
+                              "GBps = 1e9 bytes/s; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (others)");
+  LeaderOptions lo;
+  lo.registration.iterations = c.iters;
+  lo.registration.min_time_s = c.duration_s;
+  return lead(session, lo);
+}
+
+}  // namespace
+
+int coll_main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fabench-coll"));
+  spdlog::set_pattern("%n: %^%l%$: %v");
+  CLI::App app("fabench-coll: collectives across N ranks over RDMA writes, reported through Google Benchmark",
+               "fabench-coll");
+  Cli c;
+  add_options(app, c);
+  app.footer(
+      "Launch like nccl-tests: mpirun -np N fabench-coll ..., srun -n N fabench-coll ..., or\n"
+      "fabench-launch -n N fabench-coll ... (rank and size come from the launcher's environment).\n"
+      "-d takes a list (rxe0,rxe1): rank r uses entry r mod its length.");
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::cout << app.help()
+                << "\nGoogle Benchmark flags pass through on rank 0 (--benchmark_format=json, --benchmark_out=FILE,\n"
+                   "--benchmark_filter=REGEX, --benchmark_repetitions=N, ...).\n";
+      return 0;
+    }
+  }
+  // Google Benchmark takes its --benchmark_* flags out of argv; CLI11 parses the rest.
+  benchmark::Initialize(&argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "fabench-coll: error: " << harness::parse_error_text(e) << " (see --help)\n";
+    return 2;
+  }
+  if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
+  std::vector<CollSpec> specs;
+  try {
+    if (c.iters > 0 && c.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
+    if (!c.sizes.empty() && (app.count("-b") + app.count("-e") > 0)) {
+      throw UsageError("-s and -b/-e contradict each other: a list or a range");
+    }
+    specs = build_specs(c);
+  } catch (const std::exception& e) {
+    std::cerr << "fabench-coll: error: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    return run(c, specs);
+  } catch (const UsageError& e) {
+    std::cerr << "fabench-coll: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "fabench-coll: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace fabench::collbench

@@ -1,0 +1,127 @@
+#include "fabench/collbench/session.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace fabench::collbench {
+
+namespace {
+
+// Peers a rank needs for an algorithm: neighbours, partners, or everyone.
+std::vector<std::uint32_t> peers_for(coll::Algorithm a, std::uint32_t rank, std::uint32_t size) {
+  switch (a) {
+    case coll::Algorithm::kRing: return world::ring_peers(rank, size);
+    case coll::Algorithm::kRecursiveHalvingDoubling: return world::halving_doubling_peers(rank, size);
+    default: return world::all_peers(rank, size);
+  }
+}
+
+// Receive WRs one QP needs: the most writes any one peer sends us in a call,
+// twice (a peer may be one call ahead), plus slack.
+std::uint32_t arrivals_per_peer(const coll::Schedule& s, std::uint32_t size) {
+  std::vector<std::uint32_t> per(size, 0);
+  std::uint32_t most = 0;
+  for (const auto src : s.expect_from) most = std::max(most, ++per[src]);
+  return most;
+}
+
+}  // namespace
+
+std::string CollSpec::name() const {
+  return fmt::format("{}/{}/{}/{}", coll::collective_name(collective),
+                     is_auto ? std::string_view("auto") : coll::algorithm_name(algorithm), coll::dtype_name(dtype),
+                     bytes);
+}
+
+coll::Schedule schedule_for(const CollSpec& s, std::uint32_t nranks, std::uint32_t rank,
+                            std::uint32_t pipeline_chunks) {
+  coll::ScheduleOptions o;
+  o.pipeline_chunks = s.algorithm == coll::Algorithm::kRing ? pipeline_chunks : 1;
+  return coll::build_schedule(s.collective, s.algorithm, nranks, rank, s.count(), coll::dtype_size(s.dtype), o);
+}
+
+std::uint64_t fnv1a(const std::byte* p, std::uint64_t n) noexcept {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    h ^= static_cast<std::uint8_t>(p[i]);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<CollSpec> specs,
+                 const SessionOptions& options)
+    : boot_(boot), ctx_(ctx), specs_(std::move(specs)), options_(options) {
+  const std::uint32_t n = boot.size();
+  const std::uint32_t r = boot.rank();
+  std::vector<std::uint32_t> peers;
+  world::WorldOptions wo;
+  wo.send_depth = 16;
+  std::uint32_t recv = 4;
+  // Every algorithm any spec may run (auto may pick any all-reduce one).
+  for (const auto& s : specs_) {
+    const auto algos = s.is_auto ? std::vector<coll::Algorithm>(coll::algorithms_for(s.collective).begin(),
+                                                                coll::algorithms_for(s.collective).end())
+                                 : std::vector<coll::Algorithm>{s.algorithm};
+    for (const auto a : algos) {
+      CollSpec t = s;
+      t.algorithm = a;
+      const auto sched = schedule_for(t, n, r, options_.pipeline_chunks);
+      wo.arena_bytes = std::max(wo.arena_bytes, ArenaLayout::of(sched).total);
+      recv = std::max(recv, 2 * arrivals_per_peer(sched, n) + 2);
+      const auto p = peers_for(a, r, n);
+      peers.insert(peers.end(), p.begin(), p.end());
+    }
+  }
+  const auto max_wr = static_cast<std::uint32_t>(ctx.device().raw_attr().max_qp_wr);
+  if (recv > max_wr) {
+    throw std::runtime_error(fmt::format("{} receives per QP needed, {} allows {}", recv, ctx.device().name(), max_wr));
+  }
+  wo.recv_depth = recv;
+  world_ = std::make_unique<world::World>(boot, ctx, peers, wo);
+  Executor::post_receives(*world_);
+  boot.barrier();  // every receive is posted before anyone writes
+}
+
+void Session::prepare(std::size_t index) {
+  if (current_ == index && exec_) return;
+  exec_.reset();
+  current_.reset();
+  const CollSpec& s = specs_.at(index);
+  const std::uint32_t n = boot_.size();
+  const std::uint32_t r = boot_.rank();
+  exec_ = std::make_unique<Executor>(*world_, schedule_for(s, n, r, options_.pipeline_chunks), s.dtype, s.op);
+  const auto& sched = exec_->schedule();
+  const coll::DataSpec data{s.dtype, s.op, n, 1};
+  const std::uint32_t elem = coll::dtype_size(s.dtype);
+  coll::fill_input(data, r, exec_->input(), sched.input_bytes / elem);
+  expected_.assign(sched.output_bytes, std::byte{0});
+  coll::expected_output(data, s.collective, r, sched.count, expected_.data());
+  current_ = index;
+}
+
+RankResult Session::run(std::uint64_t iterations, const Watch& watch) {
+  RankResult out;
+  const auto res = exec_->run(iterations, watch);
+  out.ok = res.ok;
+  out.error = res.error;
+  out.seconds = res.seconds;
+  if (res.control_event && res.channel_closed) out.closed_channel = static_cast<int>(res.channel_index);
+  const auto& sched = exec_->schedule();
+  out.wire_bytes = coll::wire_bytes(sched);
+  if (res.ok) {
+    const std::uint32_t elem = coll::dtype_size(specs_[*current_].dtype);
+    out.wrong = coll::count_wrong(specs_[*current_].dtype, exec_->last_output(), expected_.data(),
+                                  sched.output_bytes / elem);
+    out.hash = fnv1a(exec_->last_output(), sched.output_bytes);
+  } else {
+    // The buffers may hold a half-done call; the next run starts afresh.
+    exec_.reset();
+    current_.reset();
+  }
+  return out;
+}
+
+}  // namespace fabench::collbench

@@ -1,0 +1,252 @@
+#include "fabench/pair/app.hpp"
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "fabench/ctrl/channel.hpp"
+#include "fabench/harness/cli.hpp"
+#include "fabench/harness/context.hpp"
+#include "fabench/harness/report.hpp"
+#include "fabench/harness/samples.hpp"
+#include "fabench/pair/options.hpp"
+#include "fabench/pair/peer.hpp"
+#include "fabench/pair/report.hpp"
+#include "fabench/pair/server.hpp"
+
+namespace fabench::pair {
+
+namespace {
+
+using harness::Context;
+using harness::Samples;
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") return true;
+  }
+  return false;
+}
+
+void print_benchmark_flags() {
+  std::cout << "\nGoogle Benchmark flags pass through unchanged, for example:\n"
+               "  --benchmark_filter=REGEX        run only matching benchmarks (e.g. 'write_lat/rc/.*')\n"
+               "  --benchmark_format=console|json|csv\n"
+               "  --benchmark_out=FILE --benchmark_out_format=json|csv|console\n"
+               "  --benchmark_repetitions=N --benchmark_report_aggregates_only=true\n"
+               "  --benchmark_min_time=SECONDS   (same as -D)\n"
+               "  --benchmark_list_tests=true\n";
+}
+
+// Parses argv into `o` (Google Benchmark takes its --benchmark_* flags out
+// first). Returns an exit status when the program should end here: help,
+// version, or a usage error already printed.
+std::optional<int> parse_command_line(const std::string& prog, Kind kind, int& argc, char** argv, Options& o) {
+  CLI::App app(
+      kind == Kind::kLatency
+          ? "fabench-lat: RDMA latency (write/send ping-pong, read, atomics), reported through Google Benchmark"
+          : "fabench-bw: RDMA bandwidth and message rate (write, read, send), reported through Google Benchmark",
+      prog);
+  add_options(app, o, kind);
+  app.footer(
+      "Modes: no host = server (serves any number of clients, one at a time); host = client; --loopback = both\n"
+      "ends in this process. Flags keep perftest's meaning, so 'ib_write_lat -d mlx5_0 host' becomes\n"
+      "'fabench-lat -d mlx5_0 host'.");
+  if (wants_help(argc, argv)) {
+    std::cout << app.help();
+    print_benchmark_flags();
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << prog << ": error: " << harness::parse_error_text(e) << " (see --help)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+// --loopback: the follower is a thread of this process serving exactly one
+// client over 127.0.0.1, so both modes share every code path. Destroyed
+// after the Leader (declare it first): stops and joins the follower.
+class Loopback {
+ public:
+  Loopback(const Options& o, const Context& ctx, const PeerOptions& popts)
+      : popts_(popts),
+        ctx_(peer_context(o, ctx)),
+        listener_(ctrl::Listener::bind("127.0.0.1", 0)),
+        follower_([this] { serve(listener_, ctx_, popts_, stop_, true); }) {}
+  ~Loopback() {
+    stop_ = true;
+    if (follower_.joinable()) follower_.join();
+  }
+  Loopback(const Loopback&) = delete;
+  Loopback& operator=(const Loopback&) = delete;
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return listener_.port(); }
+
+ private:
+  static harness::ContextOptions peer_context(const Options& o, const Context& ctx) {
+    harness::ContextOptions pc = o.dev.context_options();
+    pc.device = o.peer_device.empty() ? ctx.device().name() : o.peer_device;
+    pc.ib_port = o.peer_device.empty() ? ctx.port().port_num : 0;
+    return pc;
+  }
+
+  PeerOptions popts_;
+  Context ctx_;
+  ctrl::Listener listener_;
+  std::atomic<bool> stop_{false};
+  std::thread follower_;
+};
+
+// The counters of a completed run; false (and SkipWithError) when the
+// results say the run failed after all.
+bool report_run(benchmark::State& state, const TestSpec& spec, const Leader::Outcome& out, const Samples& samples) {
+  const std::uint64_t wrong = out.mine.wrong + out.theirs.wrong;
+  state.counters["wrong"] = static_cast<double>(wrong);
+  if (spec.kind == Kind::kLatency) {
+    try {
+      harness::set_latency_counters(state, samples.stats(), reports_half_rtt(spec.op));
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      return false;
+    }
+  } else {
+    set_bandwidth_counters(state, out.mine, out.theirs, spec.bidirectional);
+    if (spec.op == Op::kSend && spec.transport != IBV_QPT_RC && out.theirs.received < out.mine.messages) {
+      state.counters["lost"] = static_cast<double>(out.mine.messages - out.theirs.received);
+    }
+  }
+  if (wrong > 0) {
+    state.SkipWithError(fmt::format("{} payload bytes/results differ from what was sent", wrong).c_str());
+    return false;
+  }
+  return true;
+}
+
+// One Google Benchmark call: the leader runs the iteration count Google
+// Benchmark chose on both ends; the manual time is the leader's engine time
+// (halved for write/send: one-way latency). Failures count in `failures`.
+void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec, Samples& samples, int& failures) {
+  const auto n = static_cast<std::uint64_t>(state.max_iterations);
+  if (leader.dead()) {
+    ++failures;
+    state.SkipWithError(("peer gone: " + leader.dead_reason()).c_str());
+    return;
+  }
+  if (spec.kind == Kind::kLatency && samples.capacity() < n) samples.reserve(n);
+  Leader::Outcome out;
+  while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(n))) {
+    try {
+      out = leader.run(spec, n, &samples);
+    } catch (const std::exception& e) {
+      ++failures;
+      state.SkipWithError(e.what());
+      break;
+    }
+    const bool half = spec.kind == Kind::kLatency && reports_half_rtt(spec.op);
+    state.SetIterationTime(half ? out.mine.seconds / 2 : out.mine.seconds);
+  }
+  if (state.error_occurred()) return;
+  if (!report_run(state, spec, out, samples)) ++failures;
+}
+
+// Client and loopback: connect, register one benchmark per spec, run them.
+int run_client(const std::string& prog, const Options& o, const Context& ctx, const std::vector<TestSpec>& specs,
+               const PeerOptions& popts) {
+  for (const auto& s : specs) {
+    if (auto bad = check_device_limits(ctx, s); !bad.empty()) {
+      std::cerr << prog << ": error: " << s.name() << ": " << bad << "\n";
+      return 2;
+    }
+  }
+  std::optional<Loopback> loopback;
+  if (o.loopback) loopback.emplace(o, ctx, popts);
+  const std::string host = o.loopback ? "127.0.0.1" : o.host;
+  const std::uint16_t port = o.loopback ? loopback->port() : o.port;
+
+  ctrl::ChannelOptions chopts;
+  chopts.timeout = popts.timeout;
+  Leader leader(ctrl::Channel::connect(host, port, popts.timeout, chopts), ctx, popts);
+  harness::add_fabric_context(ctx, o.loopback ? "loopback" : "client");
+  add_pair_context(leader.peer());
+
+  harness::Registration reg;
+  reg.iterations = o.iters;
+  reg.min_time_s = o.duration_s;
+  int failures = 0;
+  Samples samples;
+  for (const auto& spec : specs) {
+    harness::register_fabric_benchmark(
+        spec.name(),
+        [&leader, &failures, &samples, spec](benchmark::State& state) {
+          run_benchmark(state, leader, spec, samples, failures);
+        },
+        reg);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  leader.goodbye();
+  if (failures > 0) {
+    std::cerr << prog << ": " << failures << " benchmark run(s) failed\n";
+    return 1;
+  }
+  return 0;
+}
+
+int run_server(const Options& o, const Context& ctx, const PeerOptions& popts) {
+  auto listener = ctrl::Listener::bind(o.bind, o.port);
+  spdlog::info("serving on {} with {} port {} ({}, GID index {}); Ctrl-C stops", listener.address(),
+               ctx.device().name(), ctx.port().port_num, ctx.port().link_layer_name, ctx.gid_index());
+  std::atomic<bool> stop{false};
+  serve(listener, ctx, popts, stop, o.once);
+  return 0;
+}
+
+}  // namespace
+
+int pair_main(int argc, char** argv, Kind kind) {
+  const std::string prog = kind == Kind::kLatency ? "fabench-lat" : "fabench-bw";
+  spdlog::set_default_logger(spdlog::stderr_color_mt(prog));
+  spdlog::set_pattern("%n: %^%l%$: %v");
+
+  Options o;
+  if (auto rc = parse_command_line(prog, kind, argc, argv, o)) return *rc;
+  if (o.dev.verbose) spdlog::set_level(spdlog::level::debug);
+
+  PeerOptions popts;
+  popts.timeout = o.dev.timeout();
+  popts.handshake = std::chrono::milliseconds(static_cast<std::int64_t>(o.handshake_s * 1000));
+  std::vector<TestSpec> specs;
+  try {
+    check_contradictions(o);
+    popts.max_mem_bytes = harness::parse_bytes(o.max_mem);
+    if (!o.serves()) specs = build_specs(o, kind);
+  } catch (const std::exception& e) {
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return 2;
+  }
+
+  try {
+    const Context ctx(o.dev.context_options());
+    return o.serves() ? run_server(o, ctx, popts) : run_client(prog, o, ctx, specs, popts);
+  } catch (const std::exception& e) {
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace fabench::pair

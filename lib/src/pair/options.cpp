@@ -1,0 +1,174 @@
+#include "fabench/pair/options.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "fabench/ctrl/wire.hpp"
+
+namespace fabench::pair {
+
+namespace {
+
+using harness::positive_seconds;
+using harness::UsageError;
+using harness::whole_number;
+
+void add_queue_options(CLI::App& app, Options& o, bool lat) {
+  app.add_option("-t,--tx-depth", o.tx_depth, fmt::format("Send queue depth (default {})", lat ? 2 : 128))
+      ->check(whole_number("-t", 1, 1 << 20));
+  app.add_option("-r,--rx-depth", o.rx_depth, "Receive queue depth for send/recv (default 512)")
+      ->check(whole_number("-r", 1, 1 << 20));
+  if (!lat) {
+    app.add_option("-q,--qp", o.qps, "Queue pairs (default 1)")->check(whole_number("-q", 1, 1024));
+    app.add_option("-l,--post_list", o.post_list, "WRs per ibv_post_send call (default 1)")
+        ->check(whole_number("-l", 1, 1 << 20));
+    app.add_option("-Q,--cq-mod", o.cq_mod, "One signaled completion every N WRs (default 100, capped at -t)")
+        ->check(whole_number("-Q", 1, 1 << 20));
+    app.add_flag("-b,--bidirectional", o.bidir, "Both ends send at once");
+  }
+  app.add_option("-I,--inline_size", o.inline_bytes,
+                 "Inline payloads up to this size (default: device max, at most 220)")
+      ->check(whole_number("-I", 0, 65536));
+  app.add_option("-m,--mtu", o.mtu, fmt::format("Path MTU: {} (default: active MTU)", harness::kPathMtuChoices))
+      ->check(whole_number("-m", 256, 4096));
+}
+
+void add_mode_options(CLI::App& app, Options& o) {
+  app.add_option("-p,--port", o.port, "TCP port of the control connection (default 18515)")
+      ->check(whole_number("-p", 1, 65535));
+  app.add_flag("-e,--events", o.events, "Wait on completion events instead of polling");
+  app.add_flag("-F,--CPU-freq", o.cpu_freq, "Accepted for perftest compatibility; fabench times with CLOCK_MONOTONIC");
+  app.add_flag("-R,--rdma_cm", o.rdma_cm, "Connect queue pairs with rdma_cm (not available in this version)");
+  app.add_option("-S,--sl", o.sl, "Service level (default 0)")->check(whole_number("-S", 0, 15));
+  app.add_option("-T,--tos", o.tos, "Traffic class / ToS (default 0)")->check(whole_number("-T", 0, 255));
+  app.add_option("--bind", o.bind, "Server: address to listen on (default: all)");
+  app.add_option("--max-mem", o.max_mem, "Server: largest buffer a client may ask for (default 4G)");
+  app.add_option("--handshake-timeout", o.handshake_s,
+                 "Server: seconds a new connection has to send a valid Hello before it is dropped (default 3)")
+      ->check(positive_seconds("--handshake-timeout"));
+  app.add_flag("--loopback", o.loopback, "Run both ends in this process (one device, or -d A --peer-device B)");
+  app.add_flag("--once", o.once, "Server: exit after the first client");
+  app.set_version_flag("-V,--version", std::string(ctrl::build_version()));
+}
+
+std::vector<Op> parse_ops(const Options& o, Kind kind) {
+  std::string op_list = o.ops;
+  if (!o.atomic_type.empty()) {
+    if (o.atomic_type == "FETCH_AND_ADD") op_list = "atomic_fadd";
+    else if (o.atomic_type == "CMP_AND_SWAP") op_list = "atomic_cswap";
+    else throw UsageError(fmt::format("-A {}: expected FETCH_AND_ADD or CMP_AND_SWAP", o.atomic_type));
+  }
+  if (op_list == "all") {
+    op_list = kind == Kind::kLatency ? "write,send,read,atomic_fadd,atomic_cswap" : "write,send,read";
+  }
+  std::vector<Op> ops;
+  for (const auto& t : harness::split_list(op_list)) {
+    auto op = parse_op(t);
+    if (!op)
+      throw UsageError(fmt::format("--op {}: unknown operation (write, send, read, atomic_fadd, atomic_cswap)", t));
+    if (kind == Kind::kBandwidth && is_atomic(*op))
+      throw UsageError("atomics are measured by fabench-lat (--op atomic_fadd)");
+    ops.push_back(*op);
+  }
+  return ops;
+}
+
+std::vector<ibv_qp_type> parse_transports(const Options& o) {
+  std::vector<ibv_qp_type> transports;
+  for (const auto& t : harness::split_list(o.connections)) {
+    auto tr = parse_transport(t);
+    if (!tr) throw UsageError(fmt::format("-c {}: unknown transport (RC, UC or UD)", t));
+    transports.push_back(*tr);
+  }
+  return transports;
+}
+
+std::vector<std::uint64_t> message_sizes(const Options& o, Kind kind) {
+  if (o.all && !o.sizes.empty()) throw UsageError("-a and -s contradict each other: -a sweeps every size");
+  if (o.all) return harness::all_sizes();
+  if (o.sizes.empty()) return {kind == Kind::kLatency ? 2U : 65536U};
+  return harness::parse_sizes(o.sizes);
+}
+
+TestSpec make_spec(const Options& o, Kind kind, Op op, ibv_qp_type transport, std::uint64_t size) {
+  TestSpec s = TestSpec::defaults(kind);
+  s.op = op;
+  s.transport = transport;
+  s.msg_bytes = size;
+  s.qps = o.qps;
+  if (o.tx_depth != 0) s.tx_depth = o.tx_depth;
+  s.rx_depth = o.rx_depth;
+  s.post_list = o.post_list;
+  // Default moderation shrinks to what the window allows (validate()).
+  s.cq_mod = o.cq_mod != 0 ? o.cq_mod : std::min(s.cq_mod, s.tx_depth - std::min(s.post_list, s.tx_depth) + 1);
+  s.inline_bytes = o.inline_bytes;
+  s.bidirectional = o.bidir;
+  s.events = o.events;
+  s.mtu_bytes = o.mtu;
+  s.sl = static_cast<std::uint8_t>(o.sl);
+  s.traffic_class = static_cast<std::uint8_t>(o.tos);
+  return s;
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o, Kind kind) {
+  const bool lat = kind == Kind::kLatency;
+  app.add_option("host", o.host, "Server to connect to (omit to serve; see --loopback)");
+  harness::add_device_flags(app, o.dev);
+  app.add_option("--peer-device", o.peer_device, "With --loopback: device of the other end (default: same as -d)");
+  app.add_option("-s,--size", o.sizes,
+                 fmt::format("Message size(s) in bytes, a list like 2,64,4K (default {})", lat ? "2" : "65536"));
+  app.add_flag("-a,--all", o.all, "Sweep sizes 2 B .. 8 MiB by powers of two");
+  app.add_option("-n,--iters", o.iters,
+                 "Fixed iteration count per benchmark run (default: Google Benchmark's adaptive count)")
+      ->check(whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
+  app.add_option("-D,--duration", o.duration_s, "Run each benchmark for at least this many seconds")
+      ->check(positive_seconds("-D"));
+  app.add_option("-c,--connection", o.connections, "Transport(s): RC, UC, UD or a list (default RC)");
+  app.add_option("--op", o.ops,
+                 lat ? "Operation(s): write, send, read, atomic_fadd, atomic_cswap, a list, or all (default write)"
+                     : "Operation(s): write, send, read, a list, or all (default write)");
+  if (lat) {
+    app.add_option("-A,--atomic_type", o.atomic_type,
+                   "Atomic latency: FETCH_AND_ADD or CMP_AND_SWAP (as ib_atomic_lat)");
+  }
+  add_queue_options(app, o, lat);
+  add_mode_options(app, o);
+}
+
+void check_contradictions(const Options& o) {
+  if (o.loopback && !o.host.empty()) throw UsageError("--loopback runs both ends here; do not also give a host");
+  if (!o.peer_device.empty() && !o.loopback) throw UsageError("--peer-device needs --loopback");
+  if (o.iters > 0 && o.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
+  if (o.rdma_cm) throw UsageError("-R (rdma_cm connection setup) is not available in this version of fabench");
+  if (!o.host.empty() && (!o.bind.empty() || o.once)) throw UsageError("--bind and --once are server options");
+  if (auto bad = harness::check_path_mtu("-m", o.mtu); !bad.empty()) throw UsageError(bad);
+}
+
+std::vector<TestSpec> build_specs(const Options& o, Kind kind) {
+  const std::vector<Op> ops = parse_ops(o, kind);
+  const std::vector<ibv_qp_type> transports = parse_transports(o);
+  const std::vector<std::uint64_t> sizes = message_sizes(o, kind);
+  const bool single = ops.size() == 1 && transports.size() == 1;
+  std::vector<TestSpec> specs;
+  for (Op op : ops) {
+    for (ibv_qp_type tr : transports) {
+      const std::vector<std::uint64_t> op_sizes = is_atomic(op) ? std::vector<std::uint64_t>{kAtomicBytes} : sizes;
+      for (std::uint64_t size : op_sizes) {
+        TestSpec s = make_spec(o, kind, op, tr, size);
+        if (auto bad = validate(s); !bad.empty()) {
+          if (single) throw UsageError(bad);
+          continue;  // lists: only the combinations that exist (no read over UD)
+        }
+        specs.push_back(s);
+      }
+    }
+  }
+  if (specs.empty()) throw UsageError("no valid combination of --op and -c (read and atomics need RC, write RC or UC)");
+  return specs;
+}
+
+}  // namespace fabench::pair

@@ -1,0 +1,127 @@
+#include "fabench/pair/side.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "fabench/harness/cli.hpp"
+
+#include "fabench/verbs/error.hpp"
+#include "fabench/verbs/gid.hpp"
+
+namespace fabench::pair {
+
+std::string check_device_limits(const harness::Context& ctx, const TestSpec& spec) {
+  const auto& a = ctx.attributes();
+  const auto& port = ctx.port();
+  if (const auto bad = validate(spec); !bad.empty()) return bad;
+  if (spec.msg_bytes > port.max_msg_sz) {
+    return fmt::format("message size {} B exceeds {} port {}'s max_msg_sz {} B", spec.msg_bytes, ctx.device().name(),
+                       port.port_num, port.max_msg_sz);
+  }
+  const std::uint32_t mtu = spec.mtu_bytes != 0 ? std::min(spec.mtu_bytes, port.active_mtu_bytes)
+                                                : port.active_mtu_bytes;
+  if (spec.transport == IBV_QPT_UD && spec.msg_bytes > mtu) {
+    return fmt::format("UD messages must fit in one MTU: {} B > {} B on {}", spec.msg_bytes, mtu, ctx.device().name());
+  }
+  if (is_atomic(spec.op) && a.atomic_cap == IBV_ATOMIC_NONE) {
+    return fmt::format("{} does not support atomics (atomic_cap NONE)", ctx.device().name());
+  }
+  if (spec.tx_depth > static_cast<std::uint32_t>(a.max_qp_wr) ||
+      spec.rx_depth > static_cast<std::uint32_t>(a.max_qp_wr)) {
+    return fmt::format("queue depth (-t {} / rx {}) exceeds {}'s max_qp_wr {}", spec.tx_depth, spec.rx_depth,
+                       ctx.device().name(), a.max_qp_wr);
+  }
+  if (spec.inline_bytes > 0 &&
+      static_cast<std::uint32_t>(spec.inline_bytes) > ctx.device().max_inline_data(spec.transport)) {
+    return fmt::format("-I {} exceeds {}'s max inline data {} B for {}", spec.inline_bytes, ctx.device().name(),
+                       ctx.device().max_inline_data(spec.transport), transport_name(spec.transport));
+  }
+  return harness::check_path_mtu("-m", spec.mtu_bytes);
+}
+
+namespace {
+verbs::QpConfig make_config(const harness::Context& ctx, const TestSpec& spec) {
+  verbs::QpConfig cfg;
+  cfg.port = ctx.port().port_num;
+  cfg.gid_index = ctx.gid_index();
+  cfg.path_mtu_bytes = spec.mtu_bytes;
+  cfg.sl = spec.sl;
+  cfg.traffic_class = spec.traffic_class;
+  cfg.remote_access = static_cast<unsigned>(spec.remote_access());
+  return cfg;
+}
+
+int cq_entries(const TestSpec& spec, bool send) {
+  const std::uint64_t per_qp = send ? spec.tx_depth : spec.rx_depth;
+  return static_cast<int>(std::max<std::uint64_t>(per_qp * spec.qps, 16));
+}
+
+int mr_access(const TestSpec& spec) { return IBV_ACCESS_LOCAL_WRITE | spec.remote_access(); }
+}  // namespace
+
+Side::Side(const harness::Context& ctx, const TestSpec& spec)
+    : ctx_(ctx),
+      spec_(spec),
+      cfg_(make_config(ctx, spec)),
+      send_cq_(ctx.device(), cq_entries(spec, true), spec.events),
+      recv_cq_(ctx.device(), cq_entries(spec, false), spec.events),
+      buffer_(spec.buffer_bytes()),
+      mr_(ctx.pd(), buffer_, mr_access(spec)) {
+  const std::uint32_t dev_inline = ctx.device().max_inline_data(spec.transport);
+  // Inline (the CPU copies the payload into the WQE) saves the NIC a DMA
+  // read for small messages; -I sets the threshold, default the device max
+  // capped where copying stops paying (perftest's default is 220 B).
+  const std::uint32_t want_inline = spec.inline_bytes >= 0 ? static_cast<std::uint32_t>(spec.inline_bytes)
+                                                           : std::min<std::uint32_t>(dev_inline, 220);
+  inline_threshold_ = std::min(want_inline, dev_inline);
+  verbs::QpCaps caps;
+  caps.max_send_wr = spec.tx_depth;
+  caps.max_recv_wr = (spec.op == Op::kSend) ? spec.rx_depth : 1;
+  caps.max_inline_data = inline_threshold_;
+  qps_.reserve(spec.qps);
+  for (std::uint32_t q = 0; q < spec.qps; ++q) {
+    qps_.emplace_back(ctx.pd(), send_cq_, recv_cq_, spec.transport, caps);
+    qps_.back().to_init(cfg_);
+  }
+  run_state_.rx_posted.assign(spec.qps, 0);
+}
+
+void Side::fill_pattern(std::uint8_t seed) const noexcept {
+  for (std::uint32_t q = 0; q < qps_.size(); ++q) {
+    std::byte* p = tx(q);
+    for (std::uint64_t i = 0; i < spec_.slot_bytes(); ++i) p[i] = static_cast<std::byte>(pattern_byte(seed, i));
+  }
+}
+
+std::vector<verbs::Endpoint> Side::endpoints() const {
+  std::vector<verbs::Endpoint> out;
+  out.reserve(qps_.size());
+  for (std::uint32_t q = 0; q < qps_.size(); ++q) {
+    auto ep = qps_[q].local_endpoint(cfg_);
+    ep.qkey = cfg_.qkey;
+    ep.addr = addr(region(q));
+    ep.rkey = mr_.rkey();
+    ep.length = spec_.region_bytes();
+    out.push_back(ep);
+  }
+  return out;
+}
+
+void Side::connect(const std::vector<verbs::Endpoint>& remote) {
+  if (remote.size() != qps_.size()) {
+    throw std::runtime_error(fmt::format("peer offered {} queue pairs, expected {}", remote.size(), qps_.size()));
+  }
+  remote_ = remote;
+  for (std::uint32_t q = 0; q < qps_.size(); ++q) {
+    if (spec_.transport == IBV_QPT_UD) {
+      qps_[q].activate(cfg_);
+      ahs_.emplace_back(ctx_.pd(), remote[q], ctx_.gid_index(), cfg_.port, cfg_.sl, cfg_.traffic_class);
+    } else {
+      qps_[q].connect(remote[q], cfg_);
+    }
+  }
+}
+
+}  // namespace fabench::pair

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# ctest-timeout: 600
+# Server liveness, real clients: a client killed (SIGKILL) at many moments of
+# every op, transport and direction, or stopped (SIGSTOP) mid-run, never keeps
+# the server from serving the next client for more than a few seconds (a
+# stopped one: its --timeout). Includes the two cases first reported: a write
+# bandwidth client killed 4 s into its run, and a silent TCP connection on a
+# fresh server.
+source "$(dirname "$0")/liveness_common.bash"
+PORT=18720
+SERVER_LOG=$WORK/server.log
+start_server "$LAT" "$PORT" "$SERVER_LOG" --timeout 4 -v
+
+# The first report: write bandwidth, 64 KiB, killed 4 s into the run.
+run_and_kill 4 9 "$BW" -d "$DEV0" -p "$PORT" "$IP1" -s 65536 -n 100000
+served_within 5 "write bw killed 4 s into its run"
+reap_victim
+
+# Every op/transport/direction, killed mid-run.
+cases=(
+  "$LAT --op write -c RC" "$LAT --op write -c UC" "$LAT --op send -c RC" "$LAT --op send -c UC"
+  "$LAT --op send -c UD" "$LAT --op read -c RC" "$LAT -A FETCH_AND_ADD" "$LAT -A CMP_AND_SWAP"
+  "$BW --op write -c RC -s 65536" "$BW --op write -c UC -s 65536" "$BW --op read -s 65536"
+  "$BW --op send -c RC -s 65536" "$BW --op send -c UC -s 4096" "$BW --op send -c UD -s 2048"
+  "$BW --op write -b -s 65536" "$BW --op send -b -s 65536" "$BW --op send -b -c UC -s 4096"
+)
+for c in "${cases[@]}"; do
+  # shellcheck disable=SC2086
+  run_and_kill 1.5 9 $c -d "$DEV0" -p "$PORT" "$IP1" -n 100000000
+  served_within 5 "SIGKILL mid-run: ${c#"$build"/bench/}"
+  reap_victim
+done
+
+# Every moment of one conversation, from process start to the run: a sweep
+# of kill delays (start-up, device open, connect, setup, exchange, run).
+for delay in 0.05 0.1 0.2 0.3 0.45 0.6 0.8 1.0; do
+  run_and_kill "$delay" 9 "$BW" --op send -b -d "$DEV0" -p "$PORT" "$IP1" -s 65536 -n 100000000
+  served_within 5 "SIGKILL after $delay s (send bw, bidirectional)"
+  reap_victim
+done
+
+# A stopped client holds the server no longer than --timeout (4 s), and the
+# server says why.
+for c in "$LAT --op write" "$BW --op write -s 65536" "$BW --op send -b -s 65536"; do
+  # shellcheck disable=SC2086
+  run_and_kill 1.5 STOP $c -d "$DEV0" -p "$PORT" "$IP1" -n 100000000
+  served_within 10 "SIGSTOP mid-run: ${c#"$build"/bench/}"
+  reap_victim
+done
+n_stopped=$(grep -cE "sent nothing for 4 s|silent for 4 s" "$SERVER_LOG" || true)
+((n_stopped >= 3)) || { cat "$SERVER_LOG"; fail "server did not say why it dropped the 3 stopped clients"; }
+ok "server named the stopped clients: $(grep -m1 -oE "(sent nothing|silent) for 4 s[^;]*" "$SERVER_LOG")"
+
+# While a client is served, a second one is told at once.
+run_and_kill 1.5 CONT "$LAT" -d "$DEV0" -p "$PORT" "$IP1" -n 100000000
+t0=$(now_ms)
+rc=0
+timeout 30 "$LAT" -d "$DEV0" -p "$PORT" "$IP1" -n 50 --timeout 10 >"$WORK/busy.out" 2>&1 || rc=$?
+ms=$(( $(now_ms) - t0 ))
+((rc != 0)) || fail "a second client was served while the first ran"
+grep -q "busy: serving .*10\.50\.0\.1.* since [0-9:]* ([0-9]* s)" "$WORK/busy.out" || { cat "$WORK/busy.out"; fail "no busy line"; }
+((ms < 4000)) || fail "the busy answer took $ms ms"
+ok "second client told in $ms ms: $(grep -o 'busy:.*' "$WORK/busy.out" | head -c 120)"
+reap_victim
+served_within 5 "after the busy refusal"
+
+# The second report: silent connections beside a real client, on a fresh
+# server with the default handshake timeout.
+kill "$SERVER_PID"
+PORT=18721
+SERVER_LOG=$WORK/server2.log
+start_server "$LAT" "$PORT" "$SERVER_LOG"
+exec 4<>"/dev/tcp/$IP1/$PORT"
+exec 5<>"/dev/tcp/$IP1/$PORT"
+"$PY" -c "
+import socket, struct, sys, time
+s = socket.create_connection(('$IP1', $PORT))
+s.sendall(struct.pack('<IHHI', 0x50434246, 2, 1, 40) + b'half')  # a Hello cut short
+time.sleep(20)
+" &
+PIDS+=($!)
+sleep 0.3
+served_within 3 "two silent sockets and a half-sent Hello open"
+sleep 3.5
+n_dropped=$(grep -c "dropped it before a valid Hello" "$SERVER_LOG" || true)
+((n_dropped >= 3)) || { cat "$SERVER_LOG"; fail "the server did not drop the 3 silent connections after 3 s ($n_dropped)"; }
+ok "silent connections dropped after the handshake timeout: $(grep -m1 -o 'silent for 3 s[^;]*' "$SERVER_LOG")"
+exec 4>&- 5>&-
+served_within 3 "after the silent connections"

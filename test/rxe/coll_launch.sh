@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# ctest-timeout: 900
+# fabench-coll across 2, 3, 4, 5 and 8 ranks, launched by fabench-launch, by
+# Open MPI's mpirun and by srun under a real single-node Slurm: every
+# collective, algorithm and type; 1 element, fewer elements than ranks,
+# counts not divisible by the rank count, and a few MiB. Every output is
+# checked bit for bit on every rank (wrong = 0) and all-reduce/all-gather
+# outputs are bitwise identical across ranks (counted in wrong).
+source "$(dirname "$0")/coll_common.bash"
+source "$(dirname "$0")/slurm_common.bash"
+ALL=(--coll allreduce,allgather,reducescatter,alltoall --algo ring,rhd,oneshot,auto --a2a-algo pairwise,allatonce)
+# Buffer bytes: f32 1 element (4), 3 elements (12), 257 elements (1028), 2 MiB.
+SIZES=4,12,1028,2M
+# per collective x type x size: allreduce 4 algorithms, allgather 1, reducescatter 1, alltoall 2
+per_size=8
+
+run_launch() {
+  local n=$1 dtypes=$2 sizes=$3
+  local nd=$(( $(tr -cd , <<<"$dtypes" | wc -c) + 1 )) ns=$(( $(tr -cd , <<<"$sizes" | wc -c) + 1 ))
+  local out=$WORK/launch$n.json rc=0
+  timeout 600 "$LAUNCH" -n "$n" -- "$COLL" -d "$DEV0,$DEV1" "${ALL[@]}" --dtype "$dtypes" -s "$sizes" -n 3 \
+    --timeout 20 --benchmark_format=json >"$out" 2>"$WORK/launch$n.err" || rc=$?
+  ((rc == 0)) || { tail -20 "$WORK/launch$n.err"; fail "fabench-launch -n $n exited $rc"; }
+  # fabench-launch prefixes each line with [rank]: rank 0's JSON is the document.
+  sed -n 's/^\[0\] //p' "$out" >"$out.0"
+  check_coll_json "$out.0" $((per_size * nd * ns)) || fail "fabench-launch -n $n: results"
+  ok "fabench-launch -n $n: $((per_size * nd * ns)) benchmarks, wrong = 0 everywhere"
+}
+
+run_launch 2 f32,bf16,f16 "$SIZES"
+run_launch 3 f32,bf16 "$SIZES"
+run_launch 5 f32,f16 "$SIZES"
+run_launch 8 bf16 4,12,1028,256K
+
+# mpirun: rank and size from OMPI_COMM_WORLD_*.
+rc=0
+timeout 600 mpirun --allow-run-as-root --oversubscribe -np 4 -x MASTER_PORT=18741 \
+  "$COLL" -d "$DEV0,$DEV1" "${ALL[@]}" --dtype f32,bf16 -s "$SIZES" -n 3 --timeout 20 \
+  --benchmark_format=json >"$WORK/mpi.json" 2>"$WORK/mpi.err" || rc=$?
+((rc == 0)) || { tail -20 "$WORK/mpi.err"; fail "mpirun -np 4 exited $rc"; }
+check_coll_json "$WORK/mpi.json" $((per_size * 2 * 4)) || fail "mpirun -np 4: results"
+grep -q '"launcher": "Open MPI' "$WORK/mpi.json" || fail "mpirun: the context does not name Open MPI as the launcher"
+ok "mpirun -np 4: every benchmark correct; launcher recorded as Open MPI"
+
+# srun under a real Slurm (slurmctld, slurmd, munge started here).
+slurm_up || fail "Slurm did not start"
+rc=0
+MASTER_ADDR=127.0.0.1 MASTER_PORT=18742 timeout 600 srun -n 4 --overcommit \
+  "$COLL" -d "$DEV0,$DEV1" "${ALL[@]}" --dtype f32 -s "$SIZES" -n 3 --timeout 20 \
+  --benchmark_format=json >"$WORK/srun.json" 2>"$WORK/srun.err" || rc=$?
+slurm_down || true
+((rc == 0)) || { tail -20 "$WORK/srun.err"; fail "srun -n 4 exited $rc"; }
+check_coll_json "$WORK/srun.json" $((per_size * 4)) || fail "srun -n 4: results"
+grep -q '"launcher": "Slurm' "$WORK/srun.json" || fail "srun: the context does not name Slurm as the launcher"
+ok "srun -n 4 under Slurm: every benchmark correct; launcher recorded as Slurm"

@@ -1,0 +1,94 @@
+// The command line of fabench-lat/-bw without a device: flags into Options,
+// contradictions refused with one line, lists expanded into TestSpecs.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "fabench/pair/options.hpp"
+
+using namespace fabench::pair;
+using fabench::harness::UsageError;
+
+namespace {
+
+Options parse(Kind kind, std::vector<std::string> args) {
+  CLI::App app;
+  Options o;
+  add_options(app, o, kind);
+  std::vector<const char*> argv{"prog"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
+  return o;
+}
+
+std::vector<std::string> names(const std::vector<TestSpec>& specs) {
+  std::vector<std::string> out;
+  for (const auto& s : specs) out.push_back(s.name());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pair flags: the device flags and the pair's own", "[pair][cli]") {
+  const Options o = parse(Kind::kBandwidth, {"-d", "rxe0", "-x", "1", "-q", "4", "-b", "--timeout", "5", "10.0.0.2"});
+  CHECK(o.host == "10.0.0.2");
+  CHECK(o.dev.device == "rxe0");
+  CHECK(o.dev.gid_index == 1);
+  CHECK(o.dev.timeout() == std::chrono::seconds(5));
+  CHECK(o.qps == 4);
+  CHECK(o.bidir);
+  CHECK_FALSE(o.serves());
+  CHECK(parse(Kind::kLatency, {}).serves());
+  CHECK_FALSE(parse(Kind::kLatency, {"--loopback"}).serves());
+  // Bandwidth-only flags do not exist in fabench-lat.
+  CHECK_THROWS_AS(parse(Kind::kLatency, {"-q", "2"}), CLI::ParseError);
+}
+
+TEST_CASE("pair flags: contradictions are one line each", "[pair][cli]") {
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kLatency, {"--loopback", "10.0.0.1"})),
+                    Catch::Contains("--loopback runs both ends here"));
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kLatency, {"-n", "10", "-D", "1"})),
+                    Catch::Contains("contradict"));
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kLatency, {"--peer-device", "rxe1"})),
+                    Catch::Contains("--peer-device needs --loopback"));
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kBandwidth, {"-m", "3000"})),
+                    Catch::Equals("-m 3000: MTU must be 256, 512, 1024, 2048 or 4096"));
+  CHECK_THROWS_AS(check_contradictions(parse(Kind::kLatency, {"-R"})), UsageError);
+  CHECK_NOTHROW(check_contradictions(parse(Kind::kBandwidth, {"-m", "1024", "--loopback"})));
+}
+
+TEST_CASE("pair specs: lists expand, impossible combinations in a list are skipped", "[pair][cli]") {
+  CHECK(names(build_specs(parse(Kind::kLatency, {"--loopback"}), Kind::kLatency)) ==
+        std::vector<std::string>{"write_lat/rc/2"});
+  CHECK(names(build_specs(parse(Kind::kBandwidth, {"--loopback"}), Kind::kBandwidth)) ==
+        std::vector<std::string>{"write_bw/rc/65536"});
+  CHECK(names(build_specs(parse(Kind::kLatency, {"--op", "write,read", "-c", "RC,UD", "-s", "64"}), Kind::kLatency)) ==
+        std::vector<std::string>{"write_lat/rc/64", "read_lat/rc/64"});
+  CHECK(names(build_specs(parse(Kind::kLatency, {"-A", "FETCH_AND_ADD", "-s", "64,128"}), Kind::kLatency)) ==
+        std::vector<std::string>{"atomic_fadd_lat/rc/8"});
+  CHECK(build_specs(parse(Kind::kLatency, {"-a"}), Kind::kLatency).size() == 23);
+}
+
+TEST_CASE("pair specs: a single impossible combination is an error", "[pair][cli]") {
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"--op", "read", "-c", "UD"}), Kind::kLatency),
+                    Catch::Contains("read needs RC"));
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-a", "-s", "64"}), Kind::kLatency),
+                    Catch::Contains("contradict"));
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kBandwidth, {"--op", "atomic_fadd"}), Kind::kBandwidth),
+                    Catch::Contains("fabench-lat"));
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"--op", "teleport"}), Kind::kLatency),
+                    Catch::Contains("unknown operation"));
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-c", "XRC"}), Kind::kLatency),
+                    Catch::Contains("unknown transport"));
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kBandwidth, {"-t", "16", "-Q", "200"}), Kind::kBandwidth),
+                    Catch::Contains("-Q 200 exceeds -t 16"));
+}
+
+TEST_CASE("pair specs: default CQ moderation shrinks to the send queue", "[pair][cli]") {
+  const auto deep = build_specs(parse(Kind::kBandwidth, {}), Kind::kBandwidth);
+  CHECK(deep.at(0).cq_mod == 100);
+  const auto shallow = build_specs(parse(Kind::kBandwidth, {"-t", "16", "-l", "4"}), Kind::kBandwidth);
+  CHECK(shallow.at(0).cq_mod == 13);  // 16 - 4 + 1: a full window still holds a signaled WR
+  CHECK(validate(shallow.at(0)).empty());
+}
