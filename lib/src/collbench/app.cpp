@@ -61,13 +61,17 @@ void add_options(CLI::App& app, Cli& c) {
       ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
   app.add_option("-D,--duration", c.duration_s, "Run each benchmark for at least this many seconds")
       ->check(harness::positive_seconds("-D"));
-  app.add_option("--rank", c.rank, "This rank (default: from the launcher's environment)");
-  app.add_option("--world-size", c.size, "Number of ranks (default: from the launcher's environment)");
+  app.add_option("--rank", c.rank, "This rank (default: from the launcher's environment)")
+      ->check(harness::whole_number("--rank", 0, 65535));
+  app.add_option("--world-size", c.size, "Number of ranks (default: from the launcher's environment)")
+      ->check(harness::whole_number("--world-size", 1, 65536));
   app.add_option("--master-addr", c.master_addr, "Rank 0's address (default MASTER_ADDR, else 127.0.0.1)");
-  app.add_option("--master-port", c.master_port, "Rank 0's rendezvous port (default MASTER_PORT, else 18516)");
+  app.add_option("--master-port", c.master_port, "Rank 0's rendezvous port (default MASTER_PORT, else 18516)")
+      ->check(harness::whole_number("--master-port", 1, 65535));
   app.add_option("--spin", c.spin,
                  "Empty CQ polls before a rank yields the CPU (default: 0 when this host has more ranks than cores, "
-                 "else spin)");
+                 "else spin)")
+      ->check(harness::whole_number("--spin", 0, 2147483647));
   app.add_option("--pipeline", c.pipeline, "Ring: sub-chunks per ring chunk (default 1)")
       ->check(harness::whole_number("--pipeline", 1, 64));
   app.add_option("--alpha-us", c.alpha_us,
@@ -210,23 +214,11 @@ int coll_main(int argc, char** argv) {
       "Launch like nccl-tests: mpirun -np N fabench-coll ..., srun -n N fabench-coll ..., or\n"
       "fabench-launch -n N fabench-coll ... (rank and size come from the launcher's environment).\n"
       "-d takes a list (rxe0,rxe1): rank r uses entry r mod its length.");
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::cout << app.help()
-                << "\nGoogle Benchmark flags pass through on rank 0 (--benchmark_format=json, --benchmark_out=FILE,\n"
-                   "--benchmark_filter=REGEX, --benchmark_repetitions=N, ...).\n";
-      return 0;
-    }
-  }
-  // Google Benchmark takes its --benchmark_* flags out of argv; CLI11 parses the rest.
-  benchmark::Initialize(&argc, argv);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "fabench-coll: error: " << harness::parse_error_text(e) << " (see --help)\n";
-    return 2;
+  if (auto rc = harness::parse_command_line(
+          app, argc, argv, "fabench-coll",
+          "\nGoogle Benchmark flags pass through on rank 0 (--benchmark_format=json, --benchmark_out=FILE,\n"
+          "--benchmark_filter=REGEX, --benchmark_repetitions=N, ...).\n")) {
+    return *rc;
   }
   if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
   std::vector<CollSpec> specs;

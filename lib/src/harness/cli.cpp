@@ -5,7 +5,10 @@
 #include <limits>
 #include <string_view>
 
+#include <benchmark/benchmark.h>
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include "fabench/verbs/port.hpp"
 
@@ -141,6 +144,26 @@ std::string check_path_mtu(std::string_view flag, std::uint32_t bytes) {
   // The IBV_MTU_* values round-trip; anything else is not a path MTU.
   if (bytes == 0 || verbs::mtu_bytes(verbs::mtu_from_bytes(bytes)) == bytes) return {};
   return fmt::format("{} {}: MTU must be {}", flag, bytes, kPathMtuChoices);
+}
+
+std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std::string_view prog,
+                                      std::string_view extra_help) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::cout << app.help() << extra_help;
+      return 0;
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << prog << ": error: " << parse_error_text(e) << " (see --help)\n";
+    return 2;
+  }
+  return std::nullopt;
 }
 
 }  // namespace fabench::harness

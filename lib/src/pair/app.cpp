@@ -30,23 +30,14 @@ namespace {
 using harness::Context;
 using harness::Samples;
 
-bool wants_help(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") return true;
-  }
-  return false;
-}
-
-void print_benchmark_flags() {
-  std::cout << "\nGoogle Benchmark flags pass through unchanged, for example:\n"
-               "  --benchmark_filter=REGEX        run only matching benchmarks (e.g. 'write_lat/rc/.*')\n"
-               "  --benchmark_format=console|json|csv\n"
-               "  --benchmark_out=FILE --benchmark_out_format=json|csv|console\n"
-               "  --benchmark_repetitions=N --benchmark_report_aggregates_only=true\n"
-               "  --benchmark_min_time=SECONDS   (same as -D)\n"
-               "  --benchmark_list_tests=true\n";
-}
+constexpr std::string_view kBenchmarkFlags =
+    "\nGoogle Benchmark flags pass through unchanged, for example:\n"
+    "  --benchmark_filter=REGEX        run only matching benchmarks (e.g. 'write_lat/rc/.*')\n"
+    "  --benchmark_format=console|json|csv\n"
+    "  --benchmark_out=FILE --benchmark_out_format=json|csv|console\n"
+    "  --benchmark_repetitions=N --benchmark_report_aggregates_only=true\n"
+    "  --benchmark_min_time=SECONDS   (same as -D)\n"
+    "  --benchmark_list_tests=true\n";
 
 // Parses argv into `o` (Google Benchmark takes its --benchmark_* flags out
 // first). Returns an exit status when the program should end here: help,
@@ -62,20 +53,7 @@ std::optional<int> parse_command_line(const std::string& prog, Kind kind, int& a
       "Modes: no host = server (serves any number of clients, one at a time); host = client; --loopback = both\n"
       "ends in this process. Flags keep perftest's meaning, so 'ib_write_lat -d mlx5_0 host' becomes\n"
       "'fabench-lat -d mlx5_0 host'.");
-  if (wants_help(argc, argv)) {
-    std::cout << app.help();
-    print_benchmark_flags();
-    return 0;
-  }
-  benchmark::Initialize(&argc, argv);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << prog << ": error: " << harness::parse_error_text(e) << " (see --help)\n";
-    return 2;
-  }
-  return std::nullopt;
+  return harness::parse_command_line(app, argc, argv, prog, kBenchmarkFlags);
 }
 
 // --loopback: the follower is a thread of this process serving exactly one

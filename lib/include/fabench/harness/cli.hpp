@@ -37,6 +37,15 @@ struct UsageError : std::runtime_error {
 // where one of the validators above already names the flag.
 [[nodiscard]] std::string parse_error_text(const CLI::ParseError& error);
 
+// The command line of every binary: -h/--help prints CLI11's help, then
+// `extra_help` (before Google Benchmark would print its own); otherwise Google
+// Benchmark takes its --benchmark_* flags out of argv and CLI11 parses the
+// rest. Returns an exit status when the program should end here (0 after
+// help or --version, 2 after a bad flag, printed as "PROG: error: ... (see
+// --help)"), std::nullopt to go on.
+[[nodiscard]] std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std::string_view prog,
+                                                    std::string_view extra_help);
+
 // The flags that pick the device and bound every wait, the same in every
 // binary: -d/--ib-dev, -i/--ib-port, -x/--gid-index, --timeout, -v.
 struct DeviceFlags {
