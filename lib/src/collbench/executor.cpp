@@ -131,7 +131,6 @@ void Executor::post_receives(const world::World& world) {
 // receives reposted, send completions retired. Returns the number of
 // completions seen, or -1 with `error` set.
 int Executor::drain(std::uint64_t& outstanding, ibv_wc* wcs, std::string& error) noexcept {
-  int seen = 0;
   const int nr = world_.recv_cq().poll(std::span(wcs, kPollBatch));
   for (int i = 0; i < nr; ++i) {
     const ibv_wc& wc = wcs[i];
@@ -163,8 +162,7 @@ int Executor::drain(std::uint64_t& outstanding, ibv_wc* wcs, std::string& error)
     error = "ibv_poll_cq failed";
     return -1;
   }
-  seen = nr + ns;
-  return seen;
+  return nr + ns;
 }
 
 void Executor::run_ops(std::size_t step, unsigned parity) noexcept {

@@ -87,9 +87,7 @@ World::World(ctrl::Bootstrap& boot, const harness::Context& ctx, std::span<const
     slot_[peers_[i]] = static_cast<int>(i);
     qps_.emplace_back(ctx.pd(), send_cq_, recv_cq_, IBV_QPT_RC, caps);
     qps_.back().to_init(cfg_);
-    qpn_to_peer_.emplace_back(qps_.back().qpn(), peers_[i]);
   }
-  std::sort(qpn_to_peer_.begin(), qpn_to_peer_.end());
   connect(boot);
 }
 
@@ -120,12 +118,6 @@ void World::connect(ctrl::Bootstrap& boot) {
     qps_[i].connect(ep, cfg_);
     remote_[i] = RemoteArena{ep.addr, ep.rkey, ep.length};
   }
-}
-
-std::uint32_t World::peer_of_qpn(std::uint32_t qpn) const {
-  const auto it = std::lower_bound(qpn_to_peer_.begin(), qpn_to_peer_.end(), std::make_pair(qpn, 0U));
-  if (it == qpn_to_peer_.end() || it->first != qpn) return ~0U;
-  return it->second;
 }
 
 }  // namespace fabench::world

@@ -69,8 +69,6 @@ class World {
   [[nodiscard]] const RemoteArena& remote(std::uint32_t peer) const noexcept {
     return remote_[static_cast<std::size_t>(slot_[peer])];
   }
-  // The peer a QP number belongs to (receive completions name the QP).
-  [[nodiscard]] std::uint32_t peer_of_qpn(std::uint32_t qpn) const;
   [[nodiscard]] const verbs::MemoryRegion& arena() const noexcept { return mr_; }
   [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return send_cq_; }
   [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return recv_cq_; }
@@ -94,7 +92,6 @@ class World {
   verbs::MemoryRegion mr_;
   std::vector<verbs::QueuePair> qps_;
   std::vector<RemoteArena> remote_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> qpn_to_peer_;  // sorted by qpn
 };
 
 }  // namespace fabench::world
