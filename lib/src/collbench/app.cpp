@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <iostream>
 #include <limits>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <benchmark/benchmark.h>
@@ -14,6 +13,7 @@
 #include "fabench/collbench/roles.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/harness/report.hpp"
+#include "fabench/world/launch.hpp"
 
 namespace fabench::collbench {
 
@@ -34,14 +34,9 @@ struct Cli {
   std::string op = "sum";
   std::uint64_t iters = 0;
   double duration_s = 0;
-  std::optional<std::uint32_t> rank;
-  std::optional<std::uint32_t> size;
-  std::optional<std::string> master_addr;
-  std::optional<std::uint16_t> master_port;
-  std::optional<std::uint32_t> spin;
+  world::RankFlags ranks;
   std::uint32_t pipeline = 1;
   double alpha_us = 10;
-  bool print_all = false;
 };
 
 void add_options(CLI::App& app, Cli& c) {
@@ -61,22 +56,11 @@ void add_options(CLI::App& app, Cli& c) {
       ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
   app.add_option("-D,--duration", c.duration_s, "Run each benchmark for at least this many seconds")
       ->check(harness::positive_seconds("-D"));
-  app.add_option("--rank", c.rank, "This rank (default: from the launcher's environment)")
-      ->check(harness::whole_number("--rank", 0, 65535));
-  app.add_option("--world-size", c.size, "Number of ranks (default: from the launcher's environment)")
-      ->check(harness::whole_number("--world-size", 1, 65536));
-  app.add_option("--master-addr", c.master_addr, "Rank 0's address (default MASTER_ADDR, else 127.0.0.1)");
-  app.add_option("--master-port", c.master_port, "Rank 0's rendezvous port (default MASTER_PORT, else 18516)")
-      ->check(harness::whole_number("--master-port", 1, 65535));
-  app.add_option("--spin", c.spin,
-                 "Empty CQ polls before a rank yields the CPU (default: 0 when this host has more ranks than cores, "
-                 "else spin)")
-      ->check(harness::whole_number("--spin", 0, 2147483647));
+  world::add_rank_flags(app, c.ranks);
   app.add_option("--pipeline", c.pipeline, "Ring: sub-chunks per ring chunk (default 1)")
       ->check(harness::whole_number("--pipeline", 1, 64));
   app.add_option("--alpha-us", c.alpha_us,
                  "Cost model: seconds per step, in us (default 10), for predictions and auto");
-  app.add_flag("--print-all", c.print_all, "Every rank logs (default: rank 0 only)");
 }
 
 template <typename T, typename Parse>
@@ -140,45 +124,17 @@ std::vector<CollSpec> build_specs(const Cli& c) {
   return specs;
 }
 
-// Ranks on this host beyond its cores: then every empty poll yields the CPU.
-std::uint32_t default_spin(const ctrl::Bootstrap& boot) {
-  const auto& hosts = boot.hosts();
-  const auto here = static_cast<unsigned>(std::count(hosts.begin(), hosts.end(), hosts[boot.rank()]));
-  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-  return here > cores ? 0U : 1'000'000U;
-}
-
-// "-d rxe0,rxe1": rank r takes entry r mod the list's length.
-harness::ContextOptions context_for(const Cli& c, std::uint32_t rank) {
-  auto o = c.dev.context_options();
-  const auto list = harness::split_list(o.device);
-  if (list.size() > 1) o.device = list[rank % list.size()];
-  return o;
-}
-
 int run(Cli& c, const std::vector<CollSpec>& specs) {
-  ctrl::BootstrapOptions bo;
-  bo.rank = c.rank;
-  bo.size = c.size;
-  bo.master_addr = c.master_addr;
-  bo.master_port = c.master_port;
-  bo.timeout = c.dev.timeout();
-  auto boot = ctrl::Bootstrap::connect(ctrl::resolve_bootstrap_config(bo, ctrl::process_env()));
+  auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
   const bool leader = boot.rank() == 0;
-  if (!leader && !c.print_all) spdlog::set_level(spdlog::level::off);
-  // Every rank must run the same list, in the same order.
+  if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::off);
   std::string names;
   for (const auto& s : specs) names += s.name() + ";";
-  const auto all = boot.allgather(std::span(reinterpret_cast<const std::uint8_t*>(names.data()), names.size()));
-  for (std::uint32_t r = 0; r < boot.size(); ++r) {
-    if (all[r] != all[0]) {
-      throw UsageError(fmt::format("{} was started with other benchmark flags than rank 0", boot.describe_rank(r)));
-    }
-  }
-  const harness::Context ctx(context_for(c, boot.rank()));
+  world::require_same_benchmarks(boot, names);
+  const harness::Context ctx(world::context_for_rank(c.dev, boot.rank()));
   SessionOptions so;
   so.timeout = c.dev.timeout();
-  so.spin_before_yield = c.spin.value_or(default_spin(boot));
+  so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
   so.pipeline_chunks = c.pipeline;
   so.cost.alpha_s = c.alpha_us * 1e-6;
   so.cost.beta_s_per_byte = ctx.port().rate_gbps > 0 ? 8.0 / (ctx.port().rate_gbps * 1e9) : 1e-9;
@@ -189,10 +145,7 @@ int run(Cli& c, const std::vector<CollSpec>& specs) {
                specs.size());
   if (!leader) return follow(session);
   harness::add_fabric_context(ctx, "coll");
-  benchmark::AddCustomContext("ranks", std::to_string(boot.size()));
-  benchmark::AddCustomContext("launcher", boot.config().source);
-  benchmark::AddCustomContext("hosts", fmt::format("{}", fmt::join(boot.hosts(), ",")));
-  benchmark::AddCustomContext("spin_before_yield", std::to_string(so.spin_before_yield));
+  world::add_world_context(boot, so.spin_before_yield);
   benchmark::AddCustomContext("bandwidth_unit",
                               "GBps = 1e9 bytes/s; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (others)");
   LeaderOptions lo;

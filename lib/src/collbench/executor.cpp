@@ -1,33 +1,24 @@
 #include "fabench/collbench/executor.hpp"
 
 #include <arpa/inet.h>
-#include <sched.h>
 
 #include <array>
 #include <cstring>
-#include <ctime>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fabench/harness/loop.hpp"
 #include "fabench/verbs/error.hpp"
 
 namespace fabench::collbench {
 
 namespace {
 
-inline std::uint64_t now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 constexpr std::uint64_t kAlign = 64;
 constexpr std::uint32_t kParityBit = 1U << 31;
 constexpr int kPollBatch = 16;
-constexpr std::uint32_t kClockEvery = 1024;          // idle spins between clock reads
-constexpr std::uint64_t kWatchEveryNs = 10'000'000;  // control channels looked at every 10 ms
 
 std::uint64_t align_up(std::uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
@@ -180,11 +171,8 @@ void Executor::run_ops(std::size_t step, unsigned parity) noexcept {
 ExecResult Executor::run(std::uint64_t calls, const Watch& watch) {
   ExecResult r;
   std::array<ibv_wc, kPollBatch> wcs{};
-  const std::uint64_t stall_ns = static_cast<std::uint64_t>(watch.stall.count()) * 1'000'000ULL;
-  const std::uint64_t t_start = now_ns();
-  std::uint64_t t_progress = t_start;
-  std::uint64_t next_watch = t_start + kWatchEveryNs;
-  std::uint32_t idle = 0;
+  world::Waiter waiter(watch);
+  const std::uint64_t t_start = harness::now_ns();
   std::uint64_t outstanding = 0;
   for (std::uint64_t c = 0; c < calls; ++c) {
     const unsigned p = static_cast<unsigned>(call_seq_ & 1U);
@@ -206,38 +194,26 @@ ExecResult Executor::run(std::uint64_t calls, const Watch& watch) {
           return r;
         }
         if (n > 0) {
-          idle = 0;
-          t_progress = 0;  // read the clock again at the next idle check
+          waiter.progress();
           continue;
         }
-        if (++idle >= watch.spin_before_yield) sched_yield();
-        if (idle % kClockEvery != 0 && watch.spin_before_yield != 0) continue;
-        const std::uint64_t t = now_ns();
-        if (t_progress == 0) t_progress = t;
-        if (t >= next_watch) {
-          next_watch = t + kWatchEveryNs;
-          for (std::size_t i = 0; i < watch.channels.size(); ++i) {
-            const auto in = watch.channels[i]->poll_incoming();
-            if (in == ctrl::Channel::Incoming::kNothing) continue;
-            if (in == ctrl::Channel::Incoming::kMessage && !watch.stop_on_message) continue;
-            r.ok = false;
-            r.control_event = true;
-            r.channel_index = i;
-            r.channel_closed = in == ctrl::Channel::Incoming::kClosed;
-            r.error = fmt::format("stopped at step {} of {} in call {}", k + 1, schedule_.num_steps(), c + 1);
-            return r;
-          }
-        }
-        if (t - t_progress > stall_ns) [[unlikely]] {
-          r.ok = false;
+        const auto verdict = waiter.idle();
+        if (verdict == world::Waiter::Verdict::kGoOn) continue;
+        r.ok = false;
+        if (verdict == world::Waiter::Verdict::kControl) {
+          r.control_event = true;
+          r.channel_index = waiter.channel_index();
+          r.channel_closed = waiter.channel_closed();
+          r.error = fmt::format("stopped at step {} of {} in call {}", k + 1, schedule_.num_steps(), c + 1);
+        } else {
           r.error = fmt::format(
               "no progress for {} s at step {} of {} in call {}: waiting for {} of {} arrivals "
               "(from ranks {}) and {} write completions",
               watch.stall.count() / 1000, k + 1, schedule_.num_steps(), c + 1,
               expected_[k] - std::min(expected_[k], arrived_[p][k]), expected_[k], fmt::join(step.expect_from, ","),
               outstanding);
-          return r;
         }
+        return r;
       }
       arrived_[p][k] -= expected_[k];
       run_ops(k, p);
@@ -245,7 +221,7 @@ ExecResult Executor::run(std::uint64_t calls, const Watch& watch) {
     ++call_seq_;
     r.calls_done = c + 1;
   }
-  r.seconds = static_cast<double>(now_ns() - t_start) / 1e9;
+  r.seconds = static_cast<double>(harness::now_ns() - t_start) / 1e9;
   return r;
 }
 

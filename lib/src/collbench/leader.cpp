@@ -1,38 +1,20 @@
-#include <poll.h>
-
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <tuple>
-#include <variant>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "fabench/collbench/roles.hpp"
-#include "fabench/ctrl/wire.hpp"
 
 namespace fabench::collbench {
 
 namespace {
 
-using std::chrono::milliseconds;
-
-RankResult from_result(const ctrl::Result& r) {
-  RankResult out;
-  out.ok = r.status == ctrl::ResultStatus::kOk;
-  out.error = r.error;
-  if (r.values.size() == 5) {
-    out.seconds = r.values[0];
-    out.wrong = static_cast<std::uint64_t>(r.values[1]);
-    out.hash = (static_cast<std::uint64_t>(r.values[2]) << 32) | static_cast<std::uint64_t>(r.values[3]);
-    out.wire_bytes = static_cast<std::uint64_t>(r.values[4]);
-  }
-  return out;
-}
-
+// Every rank's result of one run, parsed.
 struct Outcome {
   bool ok = true;
   std::string error;
@@ -41,7 +23,12 @@ struct Outcome {
 
 class Leader {
  public:
-  Leader(Session& s, const LeaderOptions& o) : s_(s), o_(o), n_(s.boot().size()) {}
+  Leader(Session& s, const LeaderOptions& o)
+      : s_(s),
+        o_(o),
+        n_(s.boot().size()),
+        driver_(s.boot(), s,
+                world::DriverOptions{"fabench-coll", s.options().timeout, s.options().spin_before_yield}) {}
 
   int run_all() {
     for (std::size_t i = 0; i < s_.specs().size(); ++i) {
@@ -50,10 +37,10 @@ class Leader {
     }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
-    if (!broken_) broadcast(ctrl::Command{++seq_, "bye", {}, 0});
+    driver_.finish();
     if (failures_ > 0) {
       std::cerr << fmt::format("fabench-coll: {} benchmark run(s) failed{}\n", failures_,
-                               broken_ ? ": " + broken_reason_ : std::string());
+                               driver_.broken() ? ": " + driver_.broken_reason() : std::string());
       return 1;
     }
     return 0;
@@ -61,16 +48,21 @@ class Leader {
 
  private:
   void bench(benchmark::State& state, std::size_t index) {
-    if (broken_) {
+    if (driver_.broken()) {
       ++failures_;
-      state.SkipWithError(("not run: " + broken_reason_).c_str());
+      state.SkipWithError(("not run: " + driver_.broken_reason()).c_str());
       return;
     }
     const auto n = static_cast<std::uint64_t>(state.max_iterations);
     std::string label = resolve_auto(index);
+    const std::string algo(coll::algorithm_name(s_.specs()[index].algorithm));
     Outcome out;
     while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(n))) {
-      out = run_once(index, n);
+      const auto o = driver_.run(index, n, {{"algo", algo}});
+      out.ok = o.ok;
+      out.error = o.error;
+      out.ranks.clear();
+      for (const auto& r : o.ranks) out.ranks.push_back(RankResult::from_report(r));
       if (!out.ok) break;
       double t_max = 0;
       for (const auto& r : out.ranks) t_max = std::max(t_max, r.seconds);
@@ -156,131 +148,11 @@ class Leader {
     }
   }
 
-  Outcome run_once(std::size_t index, std::uint64_t n) {
-    Outcome out;
-    out.ranks.assign(n_, RankResult{});
-    const CollSpec& spec = s_.specs()[index];
-    const std::string algo(coll::algorithm_name(spec.algorithm));
-    const std::uint64_t seq = ++seq_;
-    try {
-      broadcast(ctrl::Command{seq, "run", {{"spec", std::to_string(index)}, {"algo", algo}}, n}, true);
-      s_.prepare(index);
-      if (!collect(seq, out, s_.options().timeout, "getting ready for " + spec.name())) return abort(out);
-      broadcast(ctrl::Command{++seq_, "go", {}, 0}, true);
-    } catch (const std::exception& e) {
-      out.ok = false;
-      out.error = e.what();
-      return abort(out);
-    }
-    Watch watch;
-    watch.stall = s_.options().timeout;
-    for (std::uint32_t r = 1; r < n_; ++r) watch.channels.push_back(&s_.boot().channel_to(r));
-    watch.stop_on_message = false;
-    watch.spin_before_yield = s_.options().spin_before_yield;
-    out.ranks[0] = s_.run(n, watch);
-    if (out.ranks[0].closed_channel >= 0) {
-      // A rank died mid-run: name it and stop the others now, before their stall.
-      const auto r = static_cast<std::uint32_t>(out.ranks[0].closed_channel + 1);
-      dead_.push_back(r);
-      out.error = fmt::format("{} closed its connection (died) during {}", s_.boot().describe_rank(r), spec.name());
-      return abort(out);
-    }
-    // After a failure here, the others are failing too (or are the cause):
-    // give them a short while to say so; silence then names the culprit.
-    const auto wait = out.ranks[0].ok ? s_.options().timeout * 3 : std::min(s_.options().timeout, milliseconds(5000));
-    const bool all = collect(seq_, out, wait, spec.name());
-    if (!all || !out.ranks[0].ok ||
-        std::any_of(out.ranks.begin(), out.ranks.end(), [](const auto& r) { return !r.ok; })) {
-      return abort(out);
-    }
-    return out;
-  }
-
-  // Results of `seq` from every other rank into out.ranks, waiting on all of
-  // them at once for at most `wait`; false (with out.error naming the ranks)
-  // when one failed, died or stayed silent.
-  bool collect(std::uint64_t seq, Outcome& out, milliseconds wait, const std::string& what) {
-    std::vector<std::string> culprits;  // dead or silent: the news
-    std::vector<std::string> failed;    // failed on their own (often because of a culprit)
-    std::vector<std::uint32_t> pending;
-    for (std::uint32_t r = 1; r < n_; ++r) {
-      if (std::find(dead_.begin(), dead_.end(), r) == dead_.end()) pending.push_back(r);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + wait;
-    while (!pending.empty()) {
-      std::vector<pollfd> fds;
-      for (const auto r : pending) fds.push_back({s_.boot().channel_to(r).fd(), POLLIN, 0});
-      const auto left = std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0 || ::poll(fds.data(), fds.size(), static_cast<int>(left)) == 0) break;
-      std::vector<std::uint32_t> still;
-      for (std::size_t i = 0; i < fds.size(); ++i) {
-        const std::uint32_t r = pending[i];
-        if (fds[i].revents == 0) {
-          still.push_back(r);
-          continue;
-        }
-        try {
-          ctrl::Message m = s_.boot().channel_to(r).recv(s_.options().timeout);
-          const auto* res = std::get_if<ctrl::Result>(&m);
-          if (res == nullptr || res->sequence != seq) {
-            failed.push_back(fmt::format("{} answered out of turn during {}", s_.boot().describe_rank(r), what));
-            continue;
-          }
-          out.ranks[r] = from_result(*res);
-          if (!out.ranks[r].ok) failed.push_back(out.ranks[r].error);
-        } catch (const ctrl::CtrlError&) {
-          culprits.push_back(
-              fmt::format("{} closed its connection (died) during {}", s_.boot().describe_rank(r), what));
-          dead_.push_back(r);
-        }
-      }
-      pending = std::move(still);
-    }
-    for (const auto r : pending) {
-      culprits.push_back(fmt::format("{} did not answer within {} (stopped or hung) during {}",
-                                     s_.boot().describe_rank(r), ctrl::format_duration(wait), what));
-      dead_.push_back(r);
-    }
-    if (!out.ranks[0].ok) failed.insert(failed.begin(), "rank 0: " + out.ranks[0].error);
-    if (culprits.empty() && failed.empty()) return true;
-    out.ok = false;
-    out.error = fmt::format("{}", fmt::join(culprits.empty() ? failed : culprits, "; "));
-    return false;
-  }
-
-  Outcome abort(Outcome out) {
-    out.ok = false;
-    if (out.error.empty()) out.error = out.ranks[0].error;
-    broken_ = true;
-    broken_reason_ = out.error;
-    broadcast(ctrl::Error{out.error});
-    return out;
-  }
-
-  // To every live rank; `strict` rethrows a failure (before a run), else best effort.
-  void broadcast(const ctrl::Message& m, bool strict = false) {
-    for (std::uint32_t r = 1; r < n_; ++r) {
-      if (std::find(dead_.begin(), dead_.end(), r) != dead_.end()) continue;
-      try {
-        s_.boot().channel_to(r).send(m, milliseconds(strict ? s_.options().timeout : milliseconds(500)));
-      } catch (const ctrl::CtrlError& e) {
-        dead_.push_back(r);
-        if (strict) {
-          throw ctrl::CtrlError(
-              e.kind(), fmt::format("{} closed its connection (died): {}", s_.boot().describe_rank(r), e.what()));
-        }
-      }
-    }
-  }
-
   Session& s_;
   LeaderOptions o_;
   std::uint32_t n_;
-  std::uint64_t seq_ = 0;
+  world::Leader driver_;
   int failures_ = 0;
-  bool broken_ = false;
-  std::string broken_reason_;
-  std::vector<std::uint32_t> dead_;
   std::map<std::tuple<coll::Collective, coll::DType, std::uint64_t, coll::Algorithm>, double> measured_;
 };
 

@@ -85,6 +85,40 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
   boot.barrier();  // every receive is posted before anyone writes
 }
 
+world::RankReport RankResult::to_report() const {
+  world::RankReport out;
+  out.ok = ok;
+  out.error = error;
+  out.closed_channel = closed_channel;
+  out.values = {seconds, static_cast<double>(wrong), static_cast<double>(hash >> 32),
+                static_cast<double>(hash & 0xffffffffULL), static_cast<double>(wire_bytes)};
+  return out;
+}
+
+RankResult RankResult::from_report(const world::RankReport& r) {
+  RankResult out;
+  out.ok = r.ok;
+  out.error = r.error;
+  out.closed_channel = r.closed_channel;
+  if (r.values.size() == 5) {
+    out.seconds = r.values[0];
+    out.wrong = static_cast<std::uint64_t>(r.values[1]);
+    out.hash = (static_cast<std::uint64_t>(r.values[2]) << 32) | static_cast<std::uint64_t>(r.values[3]);
+    out.wire_bytes = static_cast<std::uint64_t>(r.values[4]);
+  }
+  return out;
+}
+
+void Session::prepare(std::size_t bench, const world::Params& params) {
+  for (const auto& [k, v] : params) {
+    if (k != "algo") continue;
+    const auto a = coll::parse_algorithm(v);
+    if (!a) throw std::runtime_error(fmt::format("rank 0 asked for unknown algorithm '{}'", v));
+    specs_.at(bench).algorithm = *a;
+  }
+  prepare(bench);
+}
+
 void Session::prepare(std::size_t index) {
   if (current_ == index && exec_) return;
   exec_.reset();
@@ -102,7 +136,7 @@ void Session::prepare(std::size_t index) {
   current_ = index;
 }
 
-RankResult Session::run(std::uint64_t iterations, const Watch& watch) {
+RankResult Session::run_calls(std::uint64_t iterations, const Watch& watch) {
   RankResult out;
   const auto res = exec_->run(iterations, watch);
   out.ok = res.ok;

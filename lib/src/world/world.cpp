@@ -31,6 +31,10 @@ verbs::QpConfig qp_config(const harness::Context& ctx) {
   return cfg;
 }
 
+int cq_depth(std::size_t peers, const WorldOptions& o, std::uint32_t per_qp) {
+  return static_cast<int>(std::max<std::size_t>(1, peers) * std::max<std::uint32_t>(1, o.qps_per_peer) * per_qp);
+}
+
 }  // namespace
 
 std::vector<std::uint32_t> ring_peers(std::uint32_t rank, std::uint32_t size) {
@@ -69,34 +73,43 @@ World::World(ctrl::Bootstrap& boot, const harness::Context& ctx, std::span<const
       peers_(sorted_unique({peers.begin(), peers.end()}, boot.rank())),
       slot_(boot.size(), -1),
       cfg_(qp_config(ctx)),
-      send_cq_(ctx.device(), static_cast<int>(std::max<std::size_t>(1, peers_.size()) * options.send_depth)),
-      recv_cq_(ctx.device(), static_cast<int>(std::max<std::size_t>(1, peers_.size()) * options.recv_depth)),
+      send_cq_(ctx.device(), cq_depth(peers_.size(), options, options.send_depth)),
+      recv_cq_(ctx.device(), cq_depth(peers_.size(), options, options.recv_depth)),
       buffer_(std::max<std::uint64_t>(options.arena_bytes, 4096)),
       mr_(ctx.pd(), buffer_, kArenaAccess) {
   for (const auto p : peers_) {
     if (p >= size_) throw std::invalid_argument(fmt::format("peer rank {} outside a world of {}", p, size_));
   }
+  if (options_.qps_per_peer == 0) throw std::invalid_argument("qps_per_peer must be at least 1");
   inline_threshold_ = std::min(options.max_inline, ctx.device().max_inline_data(IBV_QPT_RC));
+  max_send_sge_ = std::clamp<std::uint32_t>(options.max_send_sge, 1,
+                                            static_cast<std::uint32_t>(ctx.device().raw_attr().max_sge));
   verbs::QpCaps caps;
   caps.max_send_wr = options.send_depth;
   caps.max_recv_wr = options.recv_depth;
+  caps.max_send_sge = max_send_sge_;
   caps.max_recv_sge = 1;
   caps.max_inline_data = inline_threshold_;
-  qps_.reserve(peers_.size());
+  qps_.reserve(peers_.size() * options_.qps_per_peer);
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     slot_[peers_[i]] = static_cast<int>(i);
-    qps_.emplace_back(ctx.pd(), send_cq_, recv_cq_, IBV_QPT_RC, caps);
-    qps_.back().to_init(cfg_);
+    for (std::uint32_t lane = 0; lane < options_.qps_per_peer; ++lane) {
+      qps_.emplace_back(ctx.pd(), send_cq_, recv_cq_, IBV_QPT_RC, caps);
+      qps_.back().to_init(cfg_);
+    }
   }
   connect(boot);
 }
 
 void World::connect(ctrl::Bootstrap& boot) {
   std::vector<std::vector<std::uint8_t>> out(size_);
+  const std::uint32_t lanes = options_.qps_per_peer;
   for (std::size_t i = 0; i < peers_.size(); ++i) {
-    verbs::Endpoint ep = qps_[i].local_endpoint(cfg_);
-    mr_.describe(ep);
-    ctrl::append_endpoint(out[peers_[i]], ep);
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+      verbs::Endpoint ep = qps_[i * lanes + lane].local_endpoint(cfg_);
+      mr_.describe(ep);
+      ctrl::append_endpoint(out[peers_[i]], ep);
+    }
   }
   const auto in = boot.route(out);
   remote_.assign(peers_.size(), RemoteArena{});
@@ -105,18 +118,22 @@ void World::connect(ctrl::Bootstrap& boot) {
     const bool expected = slot_[r] >= 0;
     if (!expected && !in[r].empty())
       problems.push_back(fmt::format("{} wants a QP to us, we do not to it", boot.describe_rank(r)));
-    if (expected && in[r].size() != ctrl::kEndpointWireBytes) {
-      problems.push_back(
-          fmt::format("{} sent {} endpoint bytes for us (expected one endpoint)", boot.describe_rank(r), in[r].size()));
+    if (expected && in[r].size() != ctrl::kEndpointWireBytes * lanes) {
+      problems.push_back(fmt::format("{} sent {} endpoint bytes for us (expected {} endpoint(s))",
+                                     boot.describe_rank(r), in[r].size(), lanes));
     }
   }
   if (!problems.empty()) {
     throw std::runtime_error(fmt::format("rank {}: peer sets disagree: {}", rank_, fmt::join(problems, "; ")));
   }
   for (std::size_t i = 0; i < peers_.size(); ++i) {
-    const verbs::Endpoint ep = ctrl::read_endpoint(in[peers_[i]]);
-    qps_[i].connect(ep, cfg_);
-    remote_[i] = RemoteArena{ep.addr, ep.rkey, ep.length};
+    const auto& bytes = in[peers_[i]];
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+      const verbs::Endpoint ep = ctrl::read_endpoint(
+          std::span(bytes).subspan(lane * ctrl::kEndpointWireBytes, ctrl::kEndpointWireBytes));
+      qps_[i * lanes + lane].connect(ep, cfg_);
+      if (lane == 0) remote_[i] = RemoteArena{ep.addr, ep.rkey, ep.length};
+    }
   }
 }
 

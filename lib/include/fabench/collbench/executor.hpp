@@ -33,6 +33,7 @@
 #include "fabench/coll/reduce.hpp"
 #include "fabench/coll/schedule.hpp"
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/world/driver.hpp"
 #include "fabench/world/world.hpp"
 
 namespace fabench::collbench {
@@ -48,19 +49,7 @@ struct ArenaLayout {
   [[nodiscard]] std::uint64_t offset(coll::Buf b, unsigned parity) const noexcept;
 };
 
-// What an executor watches while it waits, besides its CQs.
-struct Watch {
-  std::chrono::milliseconds stall{30'000};  // no arrival or completion for this long fails the run
-  // Channels whose peer may end the run, looked at every ~10 ms of waiting:
-  // a closed one (the peer died) stops the loop at once; so does one with a
-  // message waiting when stop_on_message (a follower: rank 0 only speaks
-  // mid-run to abort; rank 0 itself lets early results wait).
-  std::vector<ctrl::Channel*> channels;
-  bool stop_on_message = true;
-  // Empty polls before sched_yield(): 0 = yield at every empty poll (ranks
-  // outnumber cores), large = spin.
-  std::uint32_t spin_before_yield = 0;
-};
+using world::Watch;
 
 struct ExecResult {
   bool ok = true;

@@ -1,21 +1,10 @@
 // A fabench-coll session on one rank: the benchmarks every rank agreed on
 // (CollSpec list), the World they run in, and per benchmark an Executor with
 // its input filled and its expected output computed, so a run is "n calls,
-// then check". Rank 0 (leader.cpp) drives Google Benchmark and tells the
-// others (follower.cpp) what to run, over the Bootstrap channels:
-//
-//   rank 0                                 rank k
-//   Command run {spec, iterations}   ->    set up the spec (once), fill input
-//                                    <-    Result ok ("ready")
-//   Command go (to every rank)       ->    n calls, timed; check the output
-//                                    <-    Result {seconds, wrong, hash, wire bytes}
-//   ... Command bye                  ->    exit 0
-//   Error (any time)                 ->    print it, exit 1
-//
-// While a collective runs, rank 0 watches every rank's channel and rank k
-// watches rank 0's: a rank that dies closes its channel and is named at once;
-// one that stops leaves the others without progress for --timeout, after
-// which rank 0 names the ranks that did not answer.
+// then check". It is the world::Job of the session protocol
+// (world/driver.hpp): rank 0 (leader.cpp) drives Google Benchmark and tells
+// the others what to run. A run reports {seconds, wrong, hash hi, hash lo,
+// wire bytes} (RankResult).
 #pragma once
 
 #include <chrono>
@@ -31,6 +20,7 @@
 #include "fabench/collbench/executor.hpp"
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/harness/context.hpp"
+#include "fabench/world/driver.hpp"
 #include "fabench/world/world.hpp"
 
 namespace fabench::collbench {
@@ -64,9 +54,12 @@ struct RankResult {
   std::uint64_t hash = 0;
   std::uint64_t wire_bytes = 0;  // per call
   int closed_channel = -1;       // index into Watch::channels of one found closed mid-run
+
+  [[nodiscard]] world::RankReport to_report() const;
+  [[nodiscard]] static RankResult from_report(const world::RankReport& r);
 };
 
-class Session {
+class Session final : public world::Job {
  public:
   Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<CollSpec> specs,
           const SessionOptions& options);
@@ -80,7 +73,14 @@ class Session {
   // Builds spec i's executor (when it is not the current one) and fills its input.
   void prepare(std::size_t index);
   // n calls of the prepared spec, then the check of the output.
-  [[nodiscard]] RankResult run(std::uint64_t iterations, const Watch& watch);
+  [[nodiscard]] RankResult run_calls(std::uint64_t iterations, const Watch& watch);
+
+  // world::Job: params carry {"algo", NAME} (what --algo auto chose on rank 0).
+  void prepare(std::size_t bench, const world::Params& params) override;
+  [[nodiscard]] world::RankReport run(std::uint64_t iterations, const Watch& watch) override {
+    return run_calls(iterations, watch).to_report();
+  }
+  [[nodiscard]] std::string name(std::size_t bench) const override { return specs_.at(bench).name(); }
   [[nodiscard]] const Executor* current() const noexcept { return exec_.get(); }
 
  private:

@@ -35,6 +35,8 @@ struct WorldOptions {
   std::uint32_t send_depth = 64;  // send WRs per QP
   std::uint32_t recv_depth = 64;  // receive WRs per QP (write-with-immediate consumes one each)
   std::uint32_t max_inline = 0;   // inline threshold asked of each QP
+  std::uint32_t qps_per_peer = 1; // lanes: QPs to each peer (the same on every rank)
+  std::uint32_t max_send_sge = 1; // gather entries per send WR, clamped to the device's max_sge
 };
 
 // A peer's arena, as this rank may write to it.
@@ -62,10 +64,12 @@ class World {
   [[nodiscard]] const harness::Context& context() const noexcept { return ctx_; }
   [[nodiscard]] std::span<const std::uint32_t> peers() const noexcept { return peers_; }
   [[nodiscard]] bool has_peer(std::uint32_t peer) const noexcept { return slot_[peer] >= 0; }
-  // The QP to `peer` (must be in peers()).
-  [[nodiscard]] const verbs::QueuePair& qp(std::uint32_t peer) const noexcept {
-    return qps_[static_cast<std::size_t>(slot_[peer])];
+  // The QP to `peer` (must be in peers()) on lane `lane` (< qps_per_peer).
+  [[nodiscard]] const verbs::QueuePair& qp(std::uint32_t peer, std::uint32_t lane = 0) const noexcept {
+    return qps_[static_cast<std::size_t>(slot_[peer]) * options_.qps_per_peer + lane];
   }
+  [[nodiscard]] std::uint32_t lanes() const noexcept { return options_.qps_per_peer; }
+  [[nodiscard]] std::uint32_t max_send_sge() const noexcept { return max_send_sge_; }
   [[nodiscard]] const RemoteArena& remote(std::uint32_t peer) const noexcept {
     return remote_[static_cast<std::size_t>(slot_[peer])];
   }
@@ -86,6 +90,7 @@ class World {
   std::vector<int> slot_;  // by rank: index into qps_/remote_, -1 when not a peer
   verbs::QpConfig cfg_;
   std::uint32_t inline_threshold_ = 0;
+  std::uint32_t max_send_sge_ = 1;
   verbs::CompletionQueue send_cq_;
   verbs::CompletionQueue recv_cq_;
   verbs::HostBuffer buffer_;
