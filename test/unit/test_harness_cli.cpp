@@ -115,9 +115,20 @@ TEST_CASE("sizes parse with units, and bad sizes say why", "[harness][cli]") {
   CHECK_THROWS_WITH(parse_bytes("abc"), Catch::Contains("not a size"));
   CHECK_THROWS_WITH(parse_bytes("-4K"), Catch::Contains("not a size"));
   CHECK_THROWS_WITH(parse_bytes(""), Catch::Contains("empty"));
-  CHECK_THROWS_WITH(parse_sizes("64,0"), Catch::Contains("0"));
-  CHECK_THROWS(parse_bytes("99999999999999999999"));
-  CHECK_THROWS_WITH(parse_bytes("17179869184G"), Catch::Contains("too large"));
+  CHECK_THROWS_WITH(parse_sizes("64,0"), "message size 0 is not measurable");
+  CHECK_THROWS_WITH(parse_sizes("64,,1K"), "empty size");
+  // Too many digits for 64 bits fails in the number itself...
+  CHECK(parse_bytes("18446744073709551615") == 18446744073709551615ULL);
+  CHECK_THROWS_WITH(parse_bytes("18446744073709551616"), "'18446744073709551616' is not a size");
+  CHECK_THROWS_WITH(parse_bytes("99999999999999999999"), "'99999999999999999999' is not a size");
+  // ...a number times its unit past 2^64 in the overflow check, exactly at the boundary of each unit.
+  CHECK(parse_bytes("18014398509481983K") == 18014398509481983ULL << 10);
+  CHECK_THROWS_WITH(parse_bytes("18014398509481984K"), "'18014398509481984K' is too large");
+  CHECK(parse_bytes("17592186044415MiB") == 17592186044415ULL << 20);
+  CHECK_THROWS_WITH(parse_bytes("17592186044416M"), "'17592186044416M' is too large");
+  CHECK(parse_bytes("17179869183G") == 17179869183ULL << 30);
+  CHECK_THROWS_WITH(parse_bytes("17179869184G"), "'17179869184G' is too large");
+  CHECK_THROWS_WITH(parse_sizes("1K,17179869184GiB"), "'17179869184GiB' is too large");
   const auto all = all_sizes();
   REQUIRE(all.size() == 23);
   CHECK(all.front() == 2);
@@ -140,4 +151,19 @@ TEST_CASE("path MTUs: the five verbs knows, or 0 for automatic", "[harness][cli]
   CHECK(check_path_mtu("-m", 3000) == "-m 3000: MTU must be 256, 512, 1024, 2048 or 4096");
   CHECK_FALSE(check_path_mtu("-m", 257).empty());
   CHECK_FALSE(check_path_mtu("-m", 8192).empty());
+}
+
+TEST_CASE("size_range: -b..-e by -f, naming the flag, no overflow near 2^64", "[cli]") {
+  using fabench::harness::size_range;
+  CHECK(size_range("1K", "16K", 4) == std::vector<std::uint64_t>{1024, 4096, 16384});
+  CHECK(size_range("1K", "20K", 4) == std::vector<std::uint64_t>{1024, 4096, 16384});
+  CHECK(size_range("64", "64", 2) == std::vector<std::uint64_t>{64});
+  CHECK_THROWS_WITH(size_range("abc", "1K", 2), "-b: 'abc' is not a size");
+  CHECK_THROWS_WITH(size_range("1K", "", 2), Catch::Matchers::StartsWith("-e: "));
+  CHECK_THROWS_WITH(size_range("4M", "1K", 2), "-b 4M -e 1K: need 0 < -b <= -e");
+  CHECK_THROWS_WITH(size_range("0", "1K", 2), "-b 0 -e 1K: need 0 < -b <= -e");
+  // 2^63 .. 2^64-1: multiplying 2^63 by 2 would wrap to 0 and loop forever.
+  const auto big = size_range("8589934592G", "17179869183G", 2);
+  REQUIRE(big.size() == 1);
+  CHECK(big[0] == (std::uint64_t{1} << 63));
 }

@@ -124,6 +124,27 @@ std::uint64_t parse_bytes(const std::string& text) {
   return *value * mult;
 }
 
+std::vector<std::uint64_t> size_range(const std::string& min_text, const std::string& max_text,
+                                      std::uint64_t factor) {
+  auto bytes = [](const char* flag, const std::string& text) {
+    try {
+      return parse_bytes(text);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("{}: {}", flag, e.what()));
+    }
+  };
+  const auto lo = bytes("-b", min_text);
+  const auto hi = bytes("-e", max_text);
+  if (lo == 0 || hi < lo) throw UsageError(fmt::format("-b {} -e {}: need 0 < -b <= -e", min_text, max_text));
+  if (factor < 2) throw UsageError(fmt::format("-f must be at least 2 (got {})", factor));
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = lo;; s *= factor) {
+    out.push_back(s);
+    if (s > hi / factor) break;  // the next would pass -e (or overflow)
+  }
+  return out;
+}
+
 std::vector<std::uint64_t> parse_sizes(const std::string& text) {
   std::vector<std::uint64_t> out;
   for (const auto& t : split_list(text)) {

@@ -42,6 +42,11 @@ void add_context(const std::vector<KvBench>& benches) {
 
 int run(const Cli& c, std::vector<KvBench> benches) {
   auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
+  const kv::KvSpec& shape = benches.front().spec;
+  if (boot.size() != shape.prefill_tp + shape.decode_tp) {
+    throw UsageError(fmt::format("prefill TP {} and decode TP {} need {} ranks; {} were launched", shape.prefill_tp,
+                                 shape.decode_tp, shape.prefill_tp + shape.decode_tp, boot.size()));
+  }
   const bool leader = boot.rank() == 0;
   if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::off);
   std::string names;

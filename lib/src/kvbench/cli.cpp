@@ -16,7 +16,8 @@ using harness::UsageError;
 void add_options(CLI::App& app, Cli& c) {
   harness::add_device_flags(app, c.dev);
   world::add_rank_flags(app, c.ranks);
-  app.add_option("--model", c.models, "Model presets, a list (default llama-3.1-8b; see below)");
+  app.add_option("--model", c.models, "Model presets, a list (default llama-3.1-8b; see below)")
+      ->each([&c](const std::string& /*value*/) { c.model_given = true; });
   app.add_option("--model-config", c.model_config, "A Hugging Face config.json instead of --model");
   app.add_option("--dtype", c.dtype, "Cache element type: bf16, fp16, fp8, fp32 (default: the model's)");
   app.add_option("--page-tokens", c.page_tokens, "Tokens per page (default 16; 64 for MLA models)")
@@ -33,6 +34,8 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--merge", c.merge, "Merge runs contiguous on both sides: on, off, a list (default on)");
   app.add_option("--max-sge", c.max_sge, "Local segments per WR (default 1)")
       ->check(harness::whole_number("--max-sge", 1, 1024));
+  app.add_option("--max-wr-bytes", c.max_wr_bytes,
+                 "Largest WR a merge may build, and the contiguous layout's WR size (default 1G)");
   app.add_option("--direction", c.directions, "push (prefill writes), pull (decode reads), a list (default push)");
   app.add_option("--qps", c.qps, "QPs per prefill/decode pair; WRs dealt round-robin (default 1)")
       ->check(harness::whole_number("--qps", 1, 64));
@@ -106,6 +109,9 @@ bool parse_on_off(const std::string& item) {
 
 std::vector<kv::ModelShape> models(const Cli& c) {
   std::vector<kv::ModelShape> out;
+  if (!c.model_config.empty() && c.model_given) {
+    throw UsageError("--model and --model-config contradict each other: a preset or a file");
+  }
   if (!c.model_config.empty()) {
     out.push_back(kv::load_hf_config(c.model_config));
   } else {
@@ -129,6 +135,14 @@ kv::KvSpec base_spec(const Cli& c, const kv::ModelShape& m, std::uint32_t isl) {
   s.decode_tp = c.decode_tp;
   s.max_sge = c.max_sge;
   s.seed = c.seed;
+  try {
+    s.max_wr_bytes = harness::parse_bytes(c.max_wr_bytes);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--max-wr-bytes: {}", e.what()));
+  }
+  if (s.max_wr_bytes == 0 || s.max_wr_bytes > (std::uint64_t{1} << 31)) {
+    throw UsageError(fmt::format("--max-wr-bytes must be from 1 to 2G (got {})", c.max_wr_bytes));
+  }
   return s;
 }
 
@@ -145,12 +159,7 @@ std::vector<std::uint32_t> counts(const std::string& text, const char* flag, std
 }
 
 std::vector<std::uint64_t> sweep_sizes(const Cli& c) {
-  const auto lo = harness::parse_bytes(c.min_bytes);
-  const auto hi = harness::parse_bytes(c.max_bytes);
-  if (lo == 0 || hi < lo) throw UsageError(fmt::format("-b {} -e {}: need 0 < -b <= -e", c.min_bytes, c.max_bytes));
-  std::vector<std::uint64_t> out;
-  for (std::uint64_t s = lo; s <= hi; s *= c.factor) out.push_back(s);
-  return out;
+  return harness::size_range(c.min_bytes, c.max_bytes, c.factor);
 }
 
 }  // namespace
@@ -159,9 +168,6 @@ std::vector<KvBench> build_benches(const Cli& c) {
   if (c.iters > 0 && c.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
   if (c.prefill_tps > 0 && c.ttft_ms > 0) {
     throw UsageError("--prefill-tps and --ttft-ms contradict each other: one prefill time");
-  }
-  if (!c.model_config.empty() && c.models != Cli{}.models) {
-    throw UsageError("--model and --model-config contradict each other: a preset or a file");
   }
   const auto layouts = parse_list<kv::Layout>(c.layouts, "--layout", [](const std::string& s) { return kv::parse_layout(s); });
   const auto dirs = parse_list<kv::Direction>(c.directions, "--direction",
@@ -173,9 +179,14 @@ std::vector<KvBench> build_benches(const Cli& c) {
   const auto signals = counts(c.signal, "--signal", 4096);
   const auto lists = counts(c.post_list, "--post-list", 1024);
   TransferOptions first_opts{signals.front(), lists.front()};
+  const auto shapes = models(c);
+  const auto prompt_lengths = isls(c);
+  if (c.wr_sweep && (shapes.size() > 1 || prompt_lengths.size() > 1)) {
+    throw UsageError("--wr-sweep takes one model and one ISL: its benchmark names and knee lines name neither");
+  }
   std::vector<KvBench> out;
-  for (const auto& m : models(c)) {
-    for (const auto isl : isls(c)) {
+  for (const auto& m : shapes) {
+    for (const auto isl : prompt_lengths) {
       for (const auto dir : dirs) {
         kv::KvSpec s = base_spec(c, m, isl);
         s.direction = dir;

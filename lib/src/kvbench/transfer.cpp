@@ -56,7 +56,13 @@ TransferResult TransferResult::from_report(const world::RankReport& r) {
   out.error = r.error;
   out.closed_channel = r.closed_channel;
   const auto& v = r.values;
-  if (v.size() < 5) return out;
+  if (v.size() < 5) {
+    if (out.ok) {
+      out.ok = false;
+      out.error = fmt::format("a result of {} values (expected at least 5)", v.size());
+    }
+    return out;
+  }
   out.wrong_pages = static_cast<std::uint64_t>(v[0]);
   out.wrs = static_cast<std::uint64_t>(v[1]);
   out.bytes = static_cast<std::uint64_t>(v[2]);
@@ -255,6 +261,7 @@ int Transfer::pump(std::string& error) noexcept {
     const auto lane = static_cast<std::uint32_t>(wc.wr_id & 0xffff);
     if (wc.status != IBV_WC_SUCCESS) [[unlikely]] {
       error = verbs::completion_error(wc, fmt::format("the QP from rank {}", peer)).what();
+      if (wc.status == IBV_WC_WR_FLUSH_ERR) root_cause(error);
       return -1;
     }
     ++arrived_[(ntohl(wc.imm_data) >> kKindShift) & 3U];
@@ -299,6 +306,25 @@ int Transfer::pump(std::string& error) noexcept {
     return -1;
   }
   return nr + ns;
+}
+
+// A flushed receive only says its QP broke: the send CQ may hold why (say,
+// retries exceeded); that error replaces `error` when there is one.
+void Transfer::root_cause(std::string& error) noexcept {
+  std::array<ibv_wc, kPollBatch> wcs{};
+  for (int round = 0; round < 64; ++round) {
+    const int n = world_.send_cq().poll(std::span(wcs));
+    if (n <= 0) return;
+    for (int i = 0; i < n; ++i) {
+      const ibv_wc& wc = wcs[i];
+      if (wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_WR_FLUSH_ERR) continue;
+      const bool control = wc.wr_id == kControlId;
+      error = verbs::completion_error(wc, control ? std::string("a notification QP")
+                                                  : fmt::format("the QP to rank {}", queues_[wc.wr_id >> 32].peer))
+                  .what();
+      return;
+    }
+  }
 }
 
 // A zero-byte write with immediate to each of `peers`, on lane 0.

@@ -505,7 +505,15 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
         if (unreliable) t_last_rx = now_ns();
       }
     }
-    if (idle) {
+    if (!idle) {
+      // Busy (UC and UD sends complete locally whether or not anyone listens):
+      // the driver's channel is still looked at, so a leader that closed its
+      // connection or went silent ends the run here too.
+      if (limits.leader != nullptr && w.stalled(progress()) && w.peer_lost()) [[unlikely]] {
+        return stall_failure(w, tx_done < tx_total ? "send completions" : "the peer's messages", tx_done + rx_done,
+                             tx_total + rx_total);
+      }
+    } else {
       if (unreliable && receives && tx_done == tx_total && w.due()) {
         if (limits.leader != nullptr) {
           // The leader is done sending ("finish" waits on the control

@@ -341,7 +341,10 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     Outcome out;
     out.mine = spec.kind == Kind::kLatency ? run_latency(*side_, Role::kLeader, iterations, samples, limits)
                                            : run_bandwidth(*side_, Role::kLeader, iterations, limits);
-    if (out.mine.ok) out.mine.wrong += check_payload(*side_, Role::kLeader);
+    // Bidirectional: the follower may still be writing into our buffers when
+    // our own sends are done; its result comes after its last completion, so
+    // our check waits for it.
+    if (out.mine.ok && !spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader);
     // Even after a local failure ask for the follower's view: it names the
     // cause when the fault was on its side.
     std::string theirs_error;
@@ -352,6 +355,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       theirs_error = e.what();
       dead_reason_ = theirs_error;
     }
+    if (out.mine.ok && out.theirs.ok && spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader);
     if (!out.mine.ok || !out.theirs.ok) {
       side_.reset();
       spec_.reset();

@@ -78,6 +78,10 @@ template <std::integral T>
 [[nodiscard]] std::uint64_t parse_bytes(const std::string& text);
 // "2,64,4K,1M" -> {2, 64, 4096, 1048576}; 0 is refused. Throws std::invalid_argument.
 [[nodiscard]] std::vector<std::uint64_t> parse_sizes(const std::string& text);
+// -b MIN -e MAX -f FACTOR: MIN, MIN*F, ... up to MAX (no overflow near 2^64).
+// Throws UsageError naming -b or -e: "-b: 'abc' is not a size", "-b 4M -e 1K: need 0 < -b <= -e".
+[[nodiscard]] std::vector<std::uint64_t> size_range(const std::string& min_text, const std::string& max_text,
+                                                    std::uint64_t factor);
 // 2, 4, ..., 8 MiB: perftest's -a sweep.
 [[nodiscard]] std::vector<std::uint64_t> all_sizes();
 

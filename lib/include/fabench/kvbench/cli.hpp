@@ -19,6 +19,7 @@ struct Cli {
   world::RankFlags ranks;
   std::string models = "llama-3.1-8b";
   std::string model_config;  // a Hugging Face config.json instead of --model
+  bool model_given = false;  // --model was on the command line (add_options sets it)
   std::string dtype;         // override the model's
   std::uint32_t page_tokens = 0;  // 0: 16 (64 for MLA models, FlashMLA's page)
   std::string isl = "4096";
@@ -29,6 +30,7 @@ struct Cli {
   std::string frags = "0";
   std::string merge = "on";
   std::uint32_t max_sge = 1;
+  std::string max_wr_bytes = "1G";  // a merged WR stops growing here
   std::string directions = "push";
   std::uint32_t qps = 1;
   std::string signal = "16";

@@ -100,6 +100,7 @@ class Transfer {
   void build_queue(const kv::PairPlan& plan, std::uint32_t lane);
   [[nodiscard]] bool post_some(std::string& error) noexcept;
   [[nodiscard]] int pump(std::string& error) noexcept;
+  void root_cause(std::string& error) noexcept;
   [[nodiscard]] bool notify(std::span<const std::uint32_t> peers, std::uint32_t kind, std::uint32_t iteration,
                             std::string& error) noexcept;
   [[nodiscard]] bool heartbeat(std::string& error) noexcept;

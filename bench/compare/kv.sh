@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# kv.sh: fabench-kv's performance claims, measured inside the Soft-RoCE VM:
+#   tools/softroce-vm --wire --mem 6144 -- bench/compare/kv.sh [--pairs 3]
+# 1. Efficiency: Llama-3.1-70B, TP 1 -> 1, ISL 4096 (1.34 GB per request),
+#    push and pull: the contiguous ceiling, layer-major paged with runs merged
+#    (fragmentation 0), and unmerged at 100 % fragmentation, one run (rank 0 on
+#    rxe0 = prefill, rank 1 on rxe1 = decode, over the veth wire).
+# 2. Posting overhead: WRs/s at 4 KiB per WR, fabench-kv --wr-sweep against
+#    ib_write_bw -s 4096 with the same queue settings (256 WRs in flight, a
+#    signaled WR every 16), alternated A B A B; prints the median ratio.
+# Prints markdown tables; raw outputs go to --out.
+set -euo pipefail
+prog=kv.sh
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+usage() {
+  cat <<EOF
+Usage: bench/compare/$prog [OPTIONS]   (inside tools/softroce-vm --wire)
+  --pairs N        fabench-kv / ib_write_bw pairs for the WR rate (default 3)
+  --wrs N          4 KiB WRs per WR-rate run (default 32768 = 128 MiB)
+  --model NAME     model of the efficiency run (default llama-3.1-70b)
+  --isl N          prompt tokens of the efficiency run (default 4096)
+  --max-wr-bytes B largest WR of the efficiency run (default 64M: on rxe under
+                   emulation one 671 MB write made no progress for 120 s)
+  --skip-efficiency  only the WR rate
+  --build DIR      fabench build dir (default $root/build/default)
+  --out DIR        keep raw outputs there (default \$FABENCH_OUT/kv or a temp dir)
+EOF
+}
+pairs=3 wrs=32768 model=llama-3.1-70b isl=4096 eff=1 max_wr=64M build=$root/build/default out=""
+while (($#)); do
+  case $1 in
+    --pairs) pairs=$2; shift ;;
+    --wrs) wrs=$2; shift ;;
+    --model) model=$2; shift ;;
+    --isl) isl=$2; shift ;;
+    --skip-efficiency) eff=0 ;;
+    --max-wr-bytes) max_wr=$2; shift ;;
+    --build) build=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "$prog: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ -n $out ]] || out=${FABENCH_OUT:+$FABENCH_OUT/kv}
+[[ -n $out ]] || out=$(mktemp -d /tmp/kv-compare.XXXXXX)
+mkdir -p "$out"
+KV=$build/bench/fabench-kv
+LAUNCH=$root/tools/fabench-launch
+PY=$(command -v /usr/bin/python3 || command -v python3)
+[[ -x $KV ]] || { echo "$prog: error: no $KV (build first)" >&2; exit 2; }
+
+if ((eff)); then
+  echo "== efficiency: $model ISL $isl, push and pull (one run), WRs of at most $max_wr =="
+  "$LAUNCH" -n 2 --timeout 3000 -- "$KV" -d rxe0,rxe1 -x 1 --timeout 120 --model "$model" --isl "$isl" \
+    --max-wr-bytes "$max_wr" --layout layer --frag 0,1 --merge on,off --direction push,pull -n 1 \
+    --benchmark_filter='contiguous|/frag0/|/frag1\+unmerged/' \
+    --benchmark_out="$out/efficiency.json" --benchmark_out_format=json >"$out/efficiency.out" 2>&1 ||
+    { tail -20 "$out/efficiency.out"; echo "$prog: efficiency run failed" >&2; exit 1; }
+  "$PY" - "$out/efficiency.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+print("| benchmark | WRs/request | GB/s | transfer ms (p50) | efficiency | wrong |")
+print("|---|---:|---:|---:|---:|---:|")
+for b in doc["benchmarks"]:
+    name = b["name"].split("/iterations")[0]
+    print(f"| {name} | {b['wrs_per_request']:.0f} | {b['GBps']:.4f} | {b['p50_us']/1e3:.0f} | "
+          f"{b.get('efficiency', float('nan')):.2f} | {b['wrong']:.0f} |")
+PY
+fi
+
+echo "== WR rate at 4 KiB: fabench-kv --wr-sweep vs ib_write_bw, $pairs pairs of $wrs WRs =="
+isl_rate=$((wrs * 4096 / 131072))  # llama-3.1-8b: 131072 B/token
+for p in $(seq "$pairs"); do
+  "$LAUNCH" -n 2 --timeout 600 -- "$KV" -d rxe0,rxe1 -x 1 --timeout 60 --model llama-3.1-8b --isl "$isl_rate" \
+    --wr-sweep -b 4K -e 4K --signal 16 -n 1 \
+    --benchmark_out="$out/kv-rate-$p.json" --benchmark_out_format=json >"$out/kv-rate-$p.out" 2>&1 ||
+    { tail -20 "$out/kv-rate-$p.out"; echo "$prog: fabench-kv run $p failed" >&2; exit 1; }
+  timeout 300 ib_write_bw -d rxe1 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$p.out" 2>&1 &
+  sleep 1
+  timeout 300 ib_write_bw -d rxe0 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 10.50.0.2 >"$out/ib-rate-$p.out" 2>&1 ||
+    { cat "$out/ib-rate-$p.out"; echo "$prog: ib_write_bw run $p failed" >&2; exit 1; }
+  wait
+done
+"$PY" - "$out" "$pairs" <<'PY'
+import json, statistics, sys
+out, pairs = sys.argv[1], int(sys.argv[2])
+kv, ib = [], []
+for p in range(1, pairs + 1):
+    b = json.load(open(f"{out}/kv-rate-{p}.json"))["benchmarks"][0]
+    if b.get("error_occurred") or b["wrong"] != 0:
+        sys.exit(f"fabench-kv run {p}: {b.get('error_message', 'wrong pages')}")
+    kv.append(b["wr_rate"])
+    rows = [l.split() for l in open(f"{out}/ib-rate-{p}.out") if l.split() and l.split()[0] == "4096"]
+    ib.append(float(rows[-1][4]) * 1e6)  # MsgRate[Mpps]
+ratios = [k / i for k, i in zip(kv, ib)]
+print("| pair | fabench-kv WRs/s | ib_write_bw msgs/s | ratio |")
+print("|---:|---:|---:|---:|")
+for p, (k, i, r) in enumerate(zip(kv, ib, ratios), 1):
+    print(f"| {p} | {k:,.0f} | {i:,.0f} | {r:.3f} |")
+print(f"| median | {statistics.median(kv):,.0f} | {statistics.median(ib):,.0f} | {statistics.median(ratios):.3f} |")
+PY
