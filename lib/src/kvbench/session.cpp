@@ -85,6 +85,7 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
   world::WorldOptions wo;
   wo.qps_per_peer = options.qps;
   wo.recv_depth = 16;
+  wo.recv_events = true;  // a rank waiting for the other side's notification blocks
   const auto max_wr = static_cast<std::uint32_t>(ctx.device().raw_attr().max_qp_wr);
   wo.send_depth = std::min(options.send_depth, max_wr);
   const bool prefill = boot.rank() < first.prefill_tp;

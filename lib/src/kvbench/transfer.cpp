@@ -27,6 +27,7 @@ constexpr std::uint64_t kControlId = ~std::uint64_t{0};
 constexpr std::uint32_t kDonePos = 0xffffffffU;
 constexpr std::uint64_t kHeartbeatNs = 1'000'000'000;
 constexpr std::uint32_t kClockEveryLoops = 64;
+constexpr std::uint32_t kPassiveSleepUs = 1000;
 const char* kind_name(std::uint32_t k) {
   return k == kReady ? "ready" : k == kDone ? "done" : k == kFree ? "free" : "heartbeat";
 }
@@ -365,7 +366,20 @@ bool Transfer::wait_for(std::uint32_t kind, std::uint64_t count, bool sends_too,
     if (sends_too && loops % kClockEveryLoops == 0 && !heartbeat(r.error)) return false;
     const bool sends_done = !sends_too || (busy_queues_ == 0 && control_outstanding_ == 0);
     if (arrived_[kind] >= count && sends_done) return true;
-    const int n = pump(r.error);
+    int n = pump(r.error);
+    if (n == 0 && !sends_too && world_.recv_cq().has_channel()) {
+      // Only a notification can end this wait: block for it (10 ms at a time,
+      // so that the watch still runs), leaving the cores to the poster.
+      if (world_.recv_cq().arm() != 0) [[unlikely]] {
+        r.error = "ibv_req_notify_cq failed";
+        return false;
+      }
+      n = pump(r.error);
+      if (n == 0 && world_.recv_cq().wait_event(10) < 0) [[unlikely]] {
+        r.error = "waiting for a completion event failed";
+        return false;
+      }
+    }
     if (n < 0) return false;
     if (n > 0) {
       waiter.progress();
@@ -394,6 +408,12 @@ bool Transfer::wait_for(std::uint32_t kind, std::uint64_t count, bool sends_too,
 TransferResult Transfer::run(std::uint64_t iterations, const world::Watch& watch) {
   TransferResult r;
   world::Waiter waiter(watch);
+  // Waiting for the other side's notification: block on the receive CQ's
+  // events (wait_for), else sleep between polls.
+  world::Watch passive_watch = watch;
+  passive_watch.spin_before_yield = 0;
+  passive_watch.idle_sleep_us = world_.recv_cq().has_channel() ? 0 : kPassiveSleepUs;
+  world::Waiter passive(passive_watch);
   std::fill(std::begin(arrived_), std::end(arrived_), 0);
   const bool push = spec_.direction == kv::Direction::kPush;
   const bool decode = side_ == kv::Side::kDecode;
@@ -416,11 +436,11 @@ TransferResult Transfer::run(std::uint64_t iterations, const world::Watch& watch
     bool ok = true;
     if (push && decode) {
       poison();
-      ok = notify(notify_, kReady, iter, r.error) && wait_for(kDone, expected_done_ * (it + 1), false, waiter, r,
+      ok = notify(notify_, kReady, iter, r.error) && wait_for(kDone, expected_done_ * (it + 1), false, passive, r,
                                                       "waiting for the prefill ranks' writes");
       if (ok) r.wrong_pages += kv::count_wrong_pages(spec_, side_, side_rank_, pool);
     } else if (push) {
-      ok = wait_for(kReady, expected_ready_ * (it + 1), false, waiter, r, "waiting for the decode ranks' ready");
+      ok = wait_for(kReady, expected_ready_ * (it + 1), false, passive, r, "waiting for the decode ranks' ready");
       t0_ = harness::now_ns();
       ok = ok && wait_for(kDone, 0, true, waiter, r, "writing the KV cache");
       if (ok && initiator()) record();
@@ -434,7 +454,7 @@ TransferResult Transfer::run(std::uint64_t iterations, const world::Watch& watch
         ok = notify(notify_, kFree, iter, r.error);
       }
     } else {
-      ok = wait_for(kFree, expected_free_ * (it + 1), false, waiter, r, "waiting for the decode ranks' reads");
+      ok = wait_for(kFree, expected_free_ * (it + 1), false, passive, r, "waiting for the decode ranks' reads");
     }
     if (!ok) {
       r.ok = false;

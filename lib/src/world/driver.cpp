@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <iostream>
@@ -48,7 +49,14 @@ Waiter::Waiter(const Watch& watch) noexcept
       next_watch_(t_progress_ + kWatchEveryNs) {}
 
 Waiter::Verdict Waiter::idle() noexcept {
-  if (++idle_ >= watch_.spin_before_yield) sched_yield();
+  if (++idle_ >= watch_.spin_before_yield) {
+    if (watch_.idle_sleep_us > 0) {
+      const timespec ts{0, static_cast<long>(watch_.idle_sleep_us) * 1000L};
+      nanosleep(&ts, nullptr);
+    } else {
+      sched_yield();
+    }
+  }
   if (idle_ % kClockEvery != 0 && watch_.spin_before_yield != 0) return Verdict::kGoOn;
   const std::uint64_t t = harness::now_ns();
   if (t_progress_ == 0) t_progress_ = t;
@@ -247,6 +255,8 @@ class Follower {
     if (const auto* e = std::get_if<ctrl::Error>(&go)) return fail(e->text);
     const auto* g = std::get_if<ctrl::Command>(&go);
     if (g == nullptr || g->benchmark != "go") return fail("rank 0 did not say go");
+    // A job whose prepare() failed must not run (found by fuzz/world_follow).
+    if (!ready.ok) return fail(fmt::format("{}; rank 0 said go regardless", ready.error));
     const std::string what = job_.name(bench);
     Watch watch;
     watch.stall = o_.timeout;

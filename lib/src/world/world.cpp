@@ -74,7 +74,7 @@ World::World(ctrl::Bootstrap& boot, const harness::Context& ctx, std::span<const
       slot_(boot.size(), -1),
       cfg_(qp_config(ctx)),
       send_cq_(ctx.device(), cq_depth(peers_.size(), options, options.send_depth)),
-      recv_cq_(ctx.device(), cq_depth(peers_.size(), options, options.recv_depth)),
+      recv_cq_(ctx.device(), cq_depth(peers_.size(), options, options.recv_depth), options.recv_events),
       buffer_(std::max<std::uint64_t>(options.arena_bytes, 4096)),
       mr_(ctx.pd(), buffer_, kArenaAccess) {
   for (const auto p : peers_) {

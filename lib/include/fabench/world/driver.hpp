@@ -39,6 +39,10 @@ struct Watch {
   // Empty polls before sched_yield(): 0 = yield at every empty poll (ranks
   // outnumber cores), large = spin.
   std::uint32_t spin_before_yield = 0;
+  // After spin_before_yield empty polls, sleep this long instead of yielding
+  // (0: yield). For a rank that only waits for a notification: its spinning
+  // would take a core from the one that posts (and from rxe's kernel threads).
+  std::uint32_t idle_sleep_us = 0;
 };
 
 // The idle side of a polling loop: call progress() after a poll that found
