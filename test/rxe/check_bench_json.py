@@ -2,10 +2,11 @@
 """Assertions over a fabench Google Benchmark JSON file, for the rxe tests.
 
 check_bench_json.py FILE --expect N [--iterations N] [--zero K,..] [--positive K,..]
-                    [--present K,..] [--ordered A,B,..] [--context K,..] [--names RE,..]
+                    [--positive-if K:C,..] [--present K,..] [--ordered A,B,..] [--context K,..]
+                    [--names RE,..]
 
 Every iteration run must be free of errors; --zero counters equal 0 (e.g. wrong),
---positive ones above 0, --present ones exist, --ordered ones non-decreasing
+--positive ones above 0 (--positive-if K:C: K above 0 where C is), --present ones exist, --ordered ones non-decreasing
 (min <= p50 <= p99 <= max), and the context has the --context keys. --names: one
 regular expression per expected benchmark, matched in order. Exit 1 with one
 FAIL line per problem.
@@ -27,6 +28,7 @@ def main():
     ap.add_argument("--iterations", type=int)
     ap.add_argument("--zero", default="")
     ap.add_argument("--positive", default="")
+    ap.add_argument("--positive-if", default="")
     ap.add_argument("--present", default="")
     ap.add_argument("--ordered", default="")
     ap.add_argument("--context", default="")
@@ -52,6 +54,10 @@ def main():
         for k in keys(a.positive):
             if not b.get(k, 0) > 0:
                 bad.append(f"{name}: counter {k} missing or not positive ({b.get(k)})")
+        for pair in keys(a.positive_if):
+            k, cond = pair.split(":", 1)
+            if b.get(cond, 0) > 0 and not b.get(k, 0) > 0:
+                bad.append(f"{name}: counter {k} missing or not positive ({b.get(k)}) with {cond} = {b.get(cond)}")
         for k in keys(a.present):
             if k not in b:
                 bad.append(f"{name}: counter {k} missing")
