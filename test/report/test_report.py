@@ -35,8 +35,14 @@ CASES = {
     "compare": ["lat.json", "lat_cs.json"],
     "coll": ["coll.json"],
     "failed": ["bw_failed.json"],
-    "all": ["lat.json", "lat_cs.json", "bw.json", "bibw.json", "bw_failed.json", "coll.json"],
+    # every kv fixture is a real run but handmade_kv_layouts_2.json, the failed kv benchmark (fixtures/README.md)
+    "kv": ["kv.json", "kv_layouts_1.json", "kv_sweep.json"],
+    "kv_compare": ["kv_layouts_1.json", "kv_rate_1.json", "kv_layouts_2.json", "kv_rate_2.json"],
+    "kv_failed": ["handmade_kv_layouts_2.json"],
+    "all": ["lat.json", "lat_cs.json", "bw.json", "bibw.json", "bw_failed.json", "coll.json",
+            "kv.json", "kv_layouts_1.json", "kv_sweep.json", "handmade_kv_layouts_2.json"],
 }
+UNIT = re.compile(r"\((bytes|µs|Gb/s|GB/s|M msg/s|M WR/s|%|×;[^)]*)\)$")
 
 failures = []
 
@@ -94,11 +100,14 @@ def golden(case):
         n = sum(len(s["plots"]) for s in got["sections"])
         pts = sum(x["points"] for s in got["sections"] for p in s["plots"] for x in p["series"])
         ok(f"{case}: {len(got['sections'])} sections, {n} plots, {pts} points as in golden/{case}.json")
-    # Whatever the golden says, every axis has a unit.
+    # Whatever the golden says, every axis has a unit (a bar plot's x axis: named categories).
     for s in got["sections"]:
         for p in s["plots"]:
             for ax in ("x_label", "y_label"):
-                if not re.search(r"\((bytes|µs|Gb/s|GB/s|M msg/s|%|×;[^)]*)\)$", p[ax]):
+                if ax == "x_label" and p["x_scale"] == "category":
+                    if not p.get("categories"):
+                        fail(f"{case}: {p['id']}: a bar plot without categories")
+                elif not UNIT.search(p[ax]):
                     fail(f"{case}: {p['id']}: {ax} '{p[ax]}' has no unit")
     return done()
 
@@ -166,49 +175,59 @@ def bad_input():
                 fail(f"{args}: exit {r.returncode}: {r.stderr}")
             else:
                 ok(f"usage/output error: {r.stderr.strip().splitlines()[-1]}")
-        # Degenerate but valid: no benchmarks at all; every benchmark failed.
-        empty = dict(lat, benchmarks=[])
-        allfail = json.loads(lat_text)
-        for b in allfail["benchmarks"]:
-            for k in [k for k in b if k.endswith("_us") or k == "samples"]:
-                del b[k]
-            b["error_occurred"] = True
-            b["error_message"] = "peer gone: the follower closed its connection"
-        # A binary with no dedicated layout yet (KV): LAYOUT/SIZE names, rate counters.
-        with open(os.path.join(FIX, "bw.json")) as f:
-            kv = json.load(f)
-        kv["context"]["executable"] = "build/default/bench/fabench-kv"
-        for i, b in enumerate(kv["benchmarks"]):
-            b["name"] = b["run_name"] = f"kv/{('layer', 'block')[i % 2]}/{b['name'].split('/')[2]}/manual_time"
-        for name, doc, check in (("nobench.json", empty, "no benchmarks in this run"),
-                                 ("allfailed.json", allfail, "failed"),
-                                 ("kvlike.json", kv, "kv-gbps-efficiency")):
-            path = os.path.join(tmp, name)
-            with open(path, "w") as f:
-                json.dump(doc, f)
-            out, st = os.path.join(tmp, name + ".html"), os.path.join(tmp, name + ".s.json")
-            r = tool(path, "-o", out, "--structure", st)
-            if r.returncode != 0 or "Traceback" in r.stderr:
-                fail(f"{name}: exit {r.returncode}: {r.stderr}")
-                continue
-            with open(st) as f:
-                s = json.load(f)
-            text = json.dumps(s)
-            if check not in text:
-                fail(f"{name}: structure lacks '{check}'")
-            elif name == "allfailed.json" and (len(s["sections"][0].get("failed", [])) != 25 or any(
-                    x["kind"] != "failed" for p in s["sections"][0]["plots"] for x in p["series"])):
-                fail(f"{name}: 25 failed benchmarks not all shown as failed: {text[:400]}")
-            else:
-                ok(f"{name}: report written ({check})")
+        odd_but_valid(tmp, lat, lat_text)
     return done()
+
+
+def odd_but_valid(tmp, lat, lat_text):
+    """Files that are odd but valid: each gets a report, no error."""
+    # Degenerate but valid: no benchmarks at all; every benchmark failed.
+    empty = dict(lat, benchmarks=[])
+    allfail = json.loads(lat_text)
+    for b in allfail["benchmarks"]:
+        for k in [k for k in b if k.endswith("_us") or k == "samples"]:
+            del b[k]
+        b["error_occurred"] = True
+        b["error_message"] = "peer gone: the follower closed its connection"
+    # A binary with no dedicated layout yet: LAYOUT/SIZE names, rate counters. The same names
+    # from fabench-kv, which does not write them: its section lists them, plots none.
+    with open(os.path.join(FIX, "bw.json")) as f:
+        future = json.load(f)
+    future["context"]["executable"] = "build/default/bench/fabench-future"
+    for i, b in enumerate(future["benchmarks"]):
+        b["name"] = b["run_name"] = f"kv/{('layer', 'block')[i % 2]}/{b['name'].split('/')[2]}/manual_time"
+    oddkv = json.loads(json.dumps(future))
+    oddkv["context"]["executable"] = "build/default/bench/fabench-kv"
+    for name, doc, check in (("nobench.json", empty, "no benchmarks in this run"),
+                             ("allfailed.json", allfail, "failed"),
+                             ("futurelike.json", future, "future-gbps-efficiency"),
+                             ("oddkv.json", oddkv, "10 benchmark(s) named neither")):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        out, st = os.path.join(tmp, name + ".html"), os.path.join(tmp, name + ".s.json")
+        r = tool(path, "-o", out, "--structure", st)
+        if r.returncode != 0 or "Traceback" in r.stderr:
+            fail(f"{name}: exit {r.returncode}: {r.stderr}")
+            continue
+        with open(st) as f:
+            s = json.load(f)
+        text = json.dumps(s)
+        if check not in text:
+            fail(f"{name}: structure lacks '{check}'")
+        elif name == "allfailed.json" and (len(s["sections"][0].get("failed", [])) != 25 or any(
+                x["kind"] != "failed" for p in s["sections"][0]["plots"] for x in p["series"])):
+            fail(f"{name}: 25 failed benchmarks not all shown as failed: {text[:400]}")
+        else:
+            ok(f"{name}: report written ({check})")
 
 
 # ---- images
 
 def images():
     with tempfile.TemporaryDirectory() as tmp:
-        files = ["lat.json", "bw.json", "bibw.json"]
+        files = ["lat.json", "bw.json", "bibw.json", "kv_layouts_1.json", "kv_sweep.json",
+                 "handmade_kv_layouts_2.json"]
         st = os.path.join(tmp, "s.json")
         r = tool(*files, "--png", os.path.join(tmp, "png"), "--svg", os.path.join(tmp, "svg"),
                  "--structure", st, cwd=FIX)
@@ -234,7 +253,7 @@ def images():
                 else:
                     root = ET.parse(path).getroot()
                     titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
-                    n = sum(x["points"] for x in plots[pid]["series"]) + len(plots[pid]["lines"])
+                    n = sum(x["points"] for x in plots[pid]["series"]) + n_lines(plots[pid])
                     if len(titles) != n:
                         fail(f"{name}: {len(titles)} <title> tooltips, expected {n}")
             ok(f"--{kind}: {len(got)} files, one per plot")
@@ -300,6 +319,11 @@ def run_chromium(page, tmp, screenshot=None):
     return check, console, requests, r
 
 
+def n_lines(plot):
+    """Reference lines: horizontal (ceilings, 100 %, ratio 1) and vertical (a sweep's knees)."""
+    return len(plot["lines"]) + len(plot.get("vlines", []))
+
+
 def check_page(label, page, tmp, want_plots, screenshot=None):
     """Failure messages for the page (empty: it passed)."""
     problems = []
@@ -331,13 +355,30 @@ def check_page(label, page, tmp, want_plots, screenshot=None):
         nf = sum(s["points"] for s in want["series"] if s["kind"] == "failed")
         if not g["svg"]:
             problems.append(f"{label}: {pid}: no <svg>")
-        if (g["points"], g["tooltips"], g["failed"], g["lines"]) != (n, n, nf, len(want["lines"])):
+        if (g["points"], g["tooltips"], g["failed"], g["lines"]) != (n, n, nf, n_lines(want)):
             problems.append(f"{label}: {pid}: {g['points']} points ({g['tooltips']} with a tooltip, {g['failed']} "
-                            f"failed), {g['lines']} lines; expected {n} ({nf} failed), {len(want['lines'])} lines")
+                            f"failed), {g['lines']} lines; expected {n} ({nf} failed), {n_lines(want)} lines")
+        if want["x_scale"] == "category" and g["xticks"] != want["categories"]:
+            problems.append(f"{label}: {pid}: x tick labels {g['xticks']}, expected {want['categories']}")
         for k in ("title", "x_label", "y_label"):
             if g[k] != want[k]:
                 problems.append(f"{label}: {pid}: {k} in the page '{g[k]}', expected '{want[k]}'")
     return problems
+
+
+def kv_coverage(plots):
+    """The page under test has each kind of KV plot: bars with a failed one, a sweep with its knee
+    lines, a bar ratio plot (so the browser checks cover them)."""
+    kinds = {
+        "KV efficiency bars with a failed benchmark": lambda p: p["id"].endswith("-efficiency") and p["x_scale"] ==
+        "category" and any(s["kind"] == "failed" for s in p["series"]),
+        "KV GB/s bars with the link rate": lambda p: p["id"].startswith("kv-") and p["id"].endswith("-gbps") and
+        p["x_scale"] == "category" and p["lines"],
+        "WR sweep GB/s with knee lines": lambda p: p["id"] == "kv-wr-gbps" and p.get("vlines"),
+        "WR sweep WR rate": lambda p: p["id"] == "kv-wr-rate",
+        "KV ratio bars": lambda p: p["id"] == "cmp-kv-gbps" and p["x_scale"] == "category",
+    }
+    return [f"no {what} in the page under test" for what, has in kinds.items() if not any(map(has, plots.values()))]
 
 
 def browser(artifacts):
@@ -357,6 +398,8 @@ def browser(artifacts):
         return done()
     with open(st) as f:
         want = {p["id"]: p for s in json.load(f)["sections"] for p in s["plots"]}
+    for msg in kv_coverage(want):
+        fail(msg)
     with tempfile.TemporaryDirectory() as tmp:
         for msg in check_page("report.html", page, tmp, want, screenshot=shot):
             fail(msg)
