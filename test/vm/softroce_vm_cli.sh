@@ -24,6 +24,17 @@ expect 2 "no command given" "$vm"
 expect 2 "unknown option '--bogus'" "$vm" --bogus -- true
 expect 2 "--timeout: 'soon'" "$vm" --timeout soon -- true
 expect 2 "--env: 'novalue'" "$vm" --env novalue -- true
+# The switch's options (issue 12), refused before any boot.
+expect 2 "--devices: '1' is not a device count from 2 to 16" "$vm" --devices 1 -- true
+expect 2 "--devices: '17' is not" "$vm" --devices 17 -- true
+expect 2 "--devices needs a value before --" "$vm" --devices -- true
+expect 2 "--netem-port: port '4' is not a device number 0..3" "$vm" --devices 4 --netem-port 4 "loss 1%" -- true
+expect 2 "--netem-port: port '2' is not a device number 0..1" "$vm" --netem-port 2 "loss 1%" -- true
+expect 2 "--netem-port needs a port and a value before --" "$vm" --devices 3 --netem-port 1 -- true
+expect 2 "--netem-port 1: 'los 1%' is not a netem spec" "$vm" --devices 3 --netem-port 1 "los 1%" -- true
+expect 2 "--netem-port 1 given twice" "$vm" --devices 3 --netem-port 1 "loss 1%" --netem-port 1 "delay 1ms" -- true
+expect 2 "--rate-port 1: 'fast' is not a rate" "$vm" --devices 3 --rate-port 1 fast -- true
+expect 2 "--netem \(every port\) and --netem-port cannot be combined" "$vm" --devices 3 --netem "loss 1%" --netem-port 1 "delay 1ms" -- true
 
 # No qemu on PATH: a clear message naming the package.
 mkdir -p "$work/bin"
@@ -48,6 +59,10 @@ ok "exit status 7 and both output streams came back"
 out=$("$vm" -- printf '<%s>' "a b" "c'd" '$HOME') || fail "printf in the guest failed"
 [[ $out == "<a b><c'd><\$HOME>" ]] || fail "arguments arrived as '$out'"
 ok "arguments quoted exactly"
+
+# A netem spec that only tc can judge: refused from inside the guest, still
+# one "softroce-vm: error:" line and exit status 2.
+expect 2 "^softroce-vm: error: --netem-port 1: tc rejected netem 'loss abc' on veth1" "$vm" --devices 3 --netem-port 1 "loss abc" -- true
 
 # A hung guest command is killed at the timeout with a message.
 start=$SECONDS
