@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -76,29 +77,31 @@ TEST_CASE("messages cross a loopback channel intact, both ways", "[ctrl][channel
   CHECK(got == big);
 }
 
-TEST_CASE("IPv6 loopback and the dual-stack wildcard listener", "[ctrl][channel]") {
-  SECTION("::1") {
-    std::optional<Listener> l;
-    try {
-      l.emplace(Listener::bind("::1", 0));
-    } catch (const CtrlError& e) {
-      WARN("no IPv6 loopback here, skipped: " << e.what());
-      return;
-    }
-    auto client = Channel::connect("::1", l->port(), 2s);
-    auto server = l->accept(2s);
-    REQUIRE(server);
-    CHECK_THAT(server->peer_address(), Catch::StartsWith("[::1]:"));
-    client.send(Barrier{9});
-    CHECK(std::get<Barrier>(server->recv(2s)).epoch == 9);
+// Where the host has no IPv6 loopback this test prints a line starting
+// "SKIPPED:", which ctest reports as a skipped test (SKIP_REGULAR_EXPRESSION
+// in test/unit/CMakeLists.txt), not as a pass.
+TEST_CASE("IPv6 loopback", "[ctrl][channel]") {
+  std::optional<Listener> l;
+  try {
+    l.emplace(Listener::bind("::1", 0));
+  } catch (const CtrlError& e) {
+    std::cout << "SKIPPED: no IPv6 loopback on this host (" << e.what() << ")" << std::endl;
+    return;
   }
-  SECTION("wildcard accepts IPv4 clients, shown as IPv4") {
-    auto l = Listener::bind("", 0);
-    auto client = Channel::connect("127.0.0.1", l.port(), 2s);
-    auto server = l.accept(2s);
-    REQUIRE(server);
-    CHECK_THAT(server->peer_address(), Catch::StartsWith("127.0.0.1:"));
-  }
+  auto client = Channel::connect("::1", l->port(), 2s);
+  auto server = l->accept(2s);
+  REQUIRE(server);
+  CHECK_THAT(server->peer_address(), Catch::StartsWith("[::1]:"));
+  client.send(Barrier{9});
+  CHECK(std::get<Barrier>(server->recv(2s)).epoch == 9);
+}
+
+TEST_CASE("the dual-stack wildcard listener accepts IPv4 clients, shown as IPv4", "[ctrl][channel]") {
+  auto l = Listener::bind("", 0);
+  auto client = Channel::connect("127.0.0.1", l.port(), 2s);
+  auto server = l.accept(2s);
+  REQUIRE(server);
+  CHECK_THAT(server->peer_address(), Catch::StartsWith("127.0.0.1:"));
 }
 
 TEST_CASE("a silent peer times out, named, on time", "[ctrl][channel]") {
@@ -193,14 +196,16 @@ TEST_CASE("Hello exchange names the peer and refuses another protocol version", 
   }
   SECTION("another version, as a newer peer would send it") {
     auto [client, server] = connect_pair();
-    const auto frame = encode(Hello{3, "0.9.0", "host-new", 1, 2}, kMaxPayloadBytes, 3);
+    const std::uint16_t newer = kProtocolVersion + 1;
+    const auto frame = encode(Hello{newer, "0.9.0", "host-new", 1, 2}, kMaxPayloadBytes, newer);
     REQUIRE(::send(server.fd(), frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size()));
     const auto e = catch_ctrl([&] { (void)client.exchange_hello(Hello{kProtocolVersion, "x", "host-old", 0, 2}, 2s); });
     CHECK(e.kind() == CtrlError::Kind::kVersion);
     CHECK(std::string(e.what()) == "protocol version mismatch: peer rank 1 (host-new " + client.peer_address() +
-                                       ") runs fabench 0.9.0 (control protocol v3), this process runs fabench " +
-                                       std::string(build_version()) +
-                                       " (control protocol v2); use the same fabench version on every host");
+                                       ") runs fabench 0.9.0 (control protocol v" + std::to_string(newer) +
+                                       "), this process runs fabench " + std::string(build_version()) +
+                                       " (control protocol v" + std::to_string(kProtocolVersion) +
+                                       "); use the same fabench version on every host");
   }
   SECTION("something other than Hello first") {
     auto [client, server] = connect_pair();

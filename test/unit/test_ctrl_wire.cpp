@@ -2,6 +2,7 @@
 // rejection of everything that does not decode.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -37,6 +38,7 @@ Endpoint sample_endpoint(std::uint32_t seed) {
 std::vector<Message> one_of_each() {
   return {
       Hello{kProtocolVersion, "0.1.0-g1234abc", "host-b.example.org", 3, 8},
+      Hello{kProtocolVersion, "0.1.0", "host-c", 0, 0, std::vector<std::uint8_t>(kTokenNonceBytes, 0xA5)},
       EndpointExchange{7, {sample_endpoint(0), sample_endpoint(1), sample_endpoint(2)}},
       EndpointExchange{0, {}},
       Command{42, "write_lat", {{"msg_bytes", "64"}, {"inline", ""}, {"", "empty key"}}, 20'000},
@@ -52,6 +54,8 @@ std::vector<Message> one_of_each() {
       Gather{5, 2, {0, 1, 2, 255, 0}},
       Gather{6, 0, {}},
       Keepalive{},
+      Proof{{0x00, 0x01, 0xFE, 0xFF, 0x80, 0x7F, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0,
+             0xB0, 0xC0, 0xD0, 0xE0, 0xF0, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B}},
   };
 }
 
@@ -106,7 +110,7 @@ TEST_CASE("the frame layout is explicit little-endian", "[ctrl][wire]") {
   const auto frame = encode(Barrier{0x0102030405060708ULL});
   const std::vector<std::uint8_t> expected = {
       'F',  'B',  'C',  'P',                           // magic
-      0x02, 0x00,                                      // version 2
+      0x03, 0x00,                                      // version 3
       0x05, 0x00,                                      // type Barrier
       0x08, 0x00, 0x00, 0x00,                          // 8 payload bytes
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // epoch
@@ -258,17 +262,19 @@ TEST_CASE("malformed payloads are rejected with the field named", "[ctrl][wire]"
 }
 
 TEST_CASE("frames of another protocol version", "[ctrl][wire]") {
+  constexpr std::uint16_t kNewer = kProtocolVersion + 1;
   SECTION("a non-Hello message is refused with both versions named") {
-    const auto frame = encode(Barrier{3}, kMaxPayloadBytes, 3);
+    const auto frame = encode(Barrier{3}, kMaxPayloadBytes, kNewer);
     const auto e = catch_ctrl([&] { (void)decode(frame); });
     CHECK(e.kind() == CtrlError::Kind::kVersion);
-    CHECK(std::string(e.what()) == "peer speaks fabench control protocol v3, this build speaks v2");
+    CHECK(std::string(e.what()) ==
+          fmt::format("peer speaks fabench control protocol v{}, this build speaks v{}", kNewer, kProtocolVersion));
   }
   SECTION("a Hello decodes, even one a newer version extended") {
-    Hello h{3, "9.9.9", "future-host", 1, 2};
-    auto frame = encode(h, kMaxPayloadBytes, 3);
+    Hello h{kNewer, "9.9.9", "future-host", 1, 2};
+    auto frame = encode(h, kMaxPayloadBytes, kNewer);
     CHECK(std::get<Hello>(decode(frame)) == h);
-    frame.push_back(0xAA);  // a field version 3 added
+    frame.push_back(0xAA);  // a field the newer version added
     put_u32(frame, 8, static_cast<std::uint32_t>(frame.size() - kHeaderBytes));
     CHECK(std::get<Hello>(decode(frame)) == h);
     // The same extension from our own version is malformed.
@@ -277,26 +283,95 @@ TEST_CASE("frames of another protocol version", "[ctrl][wire]") {
     put_u32(ours, 8, static_cast<std::uint32_t>(ours.size() - kHeaderBytes));
     CHECK_THROWS_WITH(decode(ours), Catch::Contains("trailing"));
   }
+  SECTION("a v2 Hello (no challenge field) decodes to its frozen fields") {
+    std::vector<std::uint8_t> v2 = encode(Hello{2, "0.1.0", "old-host", 0, 0}, kMaxPayloadBytes, 2);
+    v2.resize(v2.size() - 4);  // v2 ended after `size`: drop the challenge's length field
+    put_u32(v2, 8, static_cast<std::uint32_t>(v2.size() - kHeaderBytes));
+    const auto h = std::get<Hello>(decode(v2));
+    CHECK(h.protocol_version == 2);
+    CHECK(h.host_name == "old-host");
+    CHECK(h.challenge.empty());
+  }
 }
 
-TEST_CASE("random corruption never escapes as anything but CtrlError", "[ctrl][wire]") {
+TEST_CASE("the token challenge and Proof have fixed sizes", "[ctrl][wire][token]") {
+  SECTION("Hello.challenge is a length then the nonce, after the frozen fields") {
+    const Hello h{kProtocolVersion, "v", "h", 1, 2, std::vector<std::uint8_t>(kTokenNonceBytes, 0x5A)};
+    const auto payload = encode_payload(h);
+    const auto without = encode_payload(Hello{kProtocolVersion, "v", "h", 1, 2});
+    REQUIRE(payload.size() == without.size() + kTokenNonceBytes);
+    CHECK(std::equal(without.begin(), without.end() - 4, payload.begin()));  // the frozen fields
+    CHECK(payload[without.size() - 4] == kTokenNonceBytes);                  // the length field
+    CHECK(payload.back() == 0x5A);
+  }
+  SECTION("a challenge of any other length is malformed") {
+    for (std::size_t n : {1U, 16U, 31U, 33U, 64U}) {
+      INFO(n << " bytes");
+      const auto frame = encode(Hello{kProtocolVersion, "v", "h", 0, 0, std::vector<std::uint8_t>(n, 1)});
+      const auto e = catch_ctrl([&] { (void)decode(frame); });
+      CHECK(e.kind() == CtrlError::Kind::kMalformed);
+      CHECK_THAT(e.what(), Catch::Contains(fmt::format("a token challenge of {} bytes", n)));
+    }
+  }
+  SECTION("a Proof is exactly 32 bytes") {
+    const auto frame = encode(Proof{});
+    CHECK(frame.size() == kHeaderBytes + kTokenProofBytes);
+    auto longer = frame;
+    longer.push_back(0);
+    put_u32(longer, 8, kTokenProofBytes + 1);
+    CHECK_THROWS_WITH(decode(longer), Catch::Contains("Proof") && Catch::Contains("trailing"));
+    auto shorter = frame;
+    shorter.pop_back();
+    put_u32(shorter, 8, kTokenProofBytes - 1);
+    CHECK_THROWS_WITH(decode(shorter), Catch::Contains("Proof") && Catch::Contains("truncated at mac"));
+  }
+}
+
+TEST_CASE("random corruption is rejected where it must be, and what still decodes is exact", "[ctrl][wire]") {
+  // Bit flips anywhere in a frame. A frame whose magic or length bytes changed
+  // must be rejected (the length no longer matches the bytes that follow). A
+  // frame that still decodes must be accounted for exactly: at our version it
+  // re-encodes to the corrupted bytes (the decoder neither skipped nor repaired
+  // a byte); at another version only a Hello decodes. Only CtrlError comes out.
   std::mt19937 rng(12345);
   const auto msgs = one_of_each();
   int decoded = 0;
   int rejected = 0;
+  int framing_hit = 0;
+  int wrong = 0;
+  std::string first_wrong;
   for (int round = 0; round < 20'000; ++round) {
-    auto frame = encode(msgs[static_cast<std::size_t>(round) % msgs.size()]);
+    const auto original = encode(msgs[static_cast<std::size_t>(round) % msgs.size()]);
+    auto frame = original;
     const int flips = 1 + static_cast<int>(rng() % 4);
     for (int i = 0; i < flips; ++i) {
       frame[rng() % frame.size()] ^= static_cast<std::uint8_t>(1U << (rng() % 8));
     }
+    const bool framing = !std::equal(frame.begin(), frame.begin() + 4, original.begin()) ||
+                         !std::equal(frame.begin() + 8, frame.begin() + 12, original.begin() + 8);
+    framing_hit += framing ? 1 : 0;
+    std::string problem;
     try {
-      (void)decode(frame);
+      const Message m = decode(frame);
       ++decoded;
+      const auto version = static_cast<std::uint16_t>(frame[4] | (frame[5] << 8));
+      if (framing) {
+        problem = "a frame with a changed magic or length decoded";
+      } else if (version == kProtocolVersion && encode(m) != frame) {
+        problem = "decoded, but does not re-encode to its bytes";
+      } else if (version != kProtocolVersion && !std::holds_alternative<Hello>(m)) {
+        problem = fmt::format("a v{} {} decoded", version, type_name(type_of(m)));
+      }
     } catch (const CtrlError&) {
       ++rejected;
     }
+    if (!problem.empty() && wrong++ == 0) first_wrong = fmt::format("round {}: {}", round, problem);
   }
-  CHECK(decoded + rejected == 20'000);
-  CHECK(rejected > 1000);  // header and length flips must be caught
+  INFO(first_wrong);
+  CHECK(wrong == 0);
+  // Both outcomes happen often: the flips reach the framing, and flips in
+  // string bytes, numbers and doubles decode to other valid messages.
+  CHECK(framing_hit > 5000);
+  CHECK(rejected > framing_hit);
+  CHECK(decoded > 2000);
 }

@@ -79,8 +79,11 @@ TEST_CASE("pair specs: a single impossible combination is an error", "[pair][cli
                     Catch::Contains("fabench-lat"));
   CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"--op", "teleport"}), Kind::kLatency),
                     Catch::Contains("unknown operation"));
-  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-c", "XRC"}), Kind::kLatency),
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-c", "TCP"}), Kind::kLatency),
                     Catch::Contains("unknown transport"));
+  // perftest's other transports are named as such (test_pair_perftest.cpp).
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-c", "XRC"}), Kind::kLatency),
+                    Catch::Contains("XRC transport is not supported"));
   CHECK_THROWS_WITH(build_specs(parse(Kind::kBandwidth, {"-t", "16", "-Q", "200"}), Kind::kBandwidth),
                     Catch::Contains("-Q 200 exceeds -t 16"));
 }

@@ -83,6 +83,24 @@ TEST_CASE("validate rejects combinations the verbs cannot do", "[pair][spec]") {
   s = TestSpec::defaults(Kind::kLatency);
   s.events = true;
   CHECK_THAT(validate(s), Catch::Contains("polls memory"));
+  // fabench-lat has no -b flag: only a leader's spec can carry this contradiction.
+  s = TestSpec::defaults(Kind::kLatency);
+  s.bidirectional = true;
+  CHECK(validate(s) == "-b (bidirectional) applies to bandwidth only");
+}
+
+TEST_CASE("validate refuses buffers whose size wraps around 2^64", "[pair][spec]") {
+  // A leader's spec reaches a server without the CLI's -q limit, and the server
+  // checks buffer_bytes() against --max-mem: 4 GiB + 4 KiB regions times
+  // 4294963201 queue pairs would wrap to just under 4 GiB and pass.
+  TestSpec s = TestSpec::defaults(Kind::kBandwidth);
+  s.msg_bytes = 1ULL << 31;
+  REQUIRE(s.region_bytes() == (1ULL << 32) + 4096);
+  s.qps = 4294963200U;  // the most whose buffers fit in 64 bits
+  CHECK(validate(s).empty());
+  CHECK(s.buffer_bytes() / s.qps == s.region_bytes());
+  s.qps = 4294963201U;
+  CHECK(validate(s) == "-q 4294963201 queue pairs of 4294971392 B exceed 2^64 bytes of buffers");
 }
 
 TEST_CASE("validate keeps a signaled WR inside every send-queue window", "[pair][spec]") {

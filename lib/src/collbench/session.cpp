@@ -53,7 +53,7 @@ std::uint64_t fnv1a(const std::byte* p, std::uint64_t n) noexcept {
 
 Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<CollSpec> specs,
                  const SessionOptions& options)
-    : boot_(boot), ctx_(ctx), specs_(std::move(specs)), options_(options) {
+    : boot_(boot), specs_(std::move(specs)), options_(options) {
   const std::uint32_t n = boot.size();
   const std::uint32_t r = boot.rank();
   std::vector<std::uint32_t> peers;

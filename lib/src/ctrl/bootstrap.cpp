@@ -13,6 +13,8 @@
 #include <cstring>
 #include <utility>
 
+#include "fabench/ctrl/token.hpp"
+
 namespace fabench::ctrl {
 namespace {
 
@@ -165,6 +167,7 @@ BootstrapConfig resolve_bootstrap_config(const BootstrapOptions& options, const 
   }
   cfg.timeout = options.timeout;
   cfg.host_name = options.host_name.empty() ? local_host_name() : options.host_name;
+  cfg.token = resolve_token(options.token, options.token_file, env);
   return cfg;
 }
 
@@ -286,11 +289,13 @@ void Bootstrap::rendezvous_root() {
     Channel& ch = *accepted;
     Hello theirs;
     try {
-      theirs = ch.exchange_hello(mine, std::clamp(std::chrono::ceil<milliseconds>(deadline - Clock::now()),
-                                                  milliseconds(100), milliseconds(5000)));
+      theirs = ch.exchange_hello(
+          mine,
+          std::clamp(std::chrono::ceil<milliseconds>(deadline - Clock::now()), milliseconds(100), milliseconds(5000)),
+          Credentials{config_.token, true});
     } catch (const CtrlError& e) {
       if (e.kind() == CtrlError::Kind::kVersion) root_fail(e.kind(), e.what());
-      // Not one of ours (a port scanner, a stale client): drop it and wait on.
+      // Not one of ours (a port scanner, a stale client, another token): drop it and wait on.
       spdlog::warn("rendezvous: ignoring a connection from {}: {}", ch.peer_address(), e.what());
       continue;
     }
@@ -348,9 +353,9 @@ void Bootstrap::rendezvous_peer() {
   const Hello mine{kProtocolVersion, std::string(build_version()), config_.host_name, config_.rank, config_.size};
   Hello theirs;
   try {
-    theirs = ch.exchange_hello(mine, timeout);
+    theirs = ch.exchange_hello(mine, timeout, Credentials{config_.token, false});
   } catch (const CtrlError& e) {
-    if (e.kind() == CtrlError::Kind::kVersion) throw;
+    if (e.kind() == CtrlError::Kind::kVersion || e.kind() == CtrlError::Kind::kAuth) throw;
     throw with_context(e, "rendezvous");
   }
   if (theirs.rank != 0 || theirs.size != config_.size) {

@@ -19,6 +19,8 @@
 #include <thread>
 #include <utility>
 
+#include "fabench/ctrl/token.hpp"
+
 namespace fabench::ctrl {
 namespace {
 
@@ -351,6 +353,14 @@ Message Channel::recv(milliseconds timeout) {
   }
 }
 
+namespace {
+// Whether the peer has shut its side down (FIN or reset), whatever is still unread.
+bool peer_hung_up(int fd) noexcept {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+}  // namespace
+
 Channel::Incoming Channel::poll_incoming() noexcept {
   if (fd_ < 0) return Incoming::kClosed;
   for (;;) {
@@ -362,7 +372,9 @@ Channel::Incoming Channel::poll_incoming() noexcept {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return Incoming::kNothing;
       return Incoming::kClosed;  // reset or worse: recv() will name it
     }
-    if (static_cast<std::size_t>(n) < h.size()) return Incoming::kNothing;  // the rest is on its way
+    // Part of a header: the rest is on its way, unless the peer has closed
+    // (a FIN behind unread bytes does not make the peek return 0).
+    if (static_cast<std::size_t>(n) < h.size()) return peer_hung_up(fd_) ? Incoming::kClosed : Incoming::kNothing;
     const auto magic = static_cast<std::uint32_t>(h[0] | (h[1] << 8) | (h[2] << 16) |
                                                   (static_cast<std::uint32_t>(h[3]) << 24));
     const auto type = static_cast<std::uint16_t>(h[6] | (h[7] << 8));
@@ -379,7 +391,14 @@ Channel::Incoming Channel::poll_incoming() noexcept {
   }
 }
 
-Hello Channel::exchange_hello(const Hello& mine, milliseconds timeout) {
+Hello Channel::exchange_hello(const Hello& hello_in, milliseconds timeout, const Credentials& credentials) {
+  const auto deadline = Clock::now() + timeout;
+  Hello mine = hello_in;
+  mine.challenge.clear();
+  if (!credentials.token.empty()) {
+    const auto nonce = random_nonce();
+    mine.challenge.assign(nonce.begin(), nonce.end());
+  }
   send(mine, timeout);
   Message reply = recv(timeout);
   if (const auto* err = std::get_if<Error>(&reply)) {
@@ -399,6 +418,7 @@ Hello Channel::exchange_hello(const Hello& mine, milliseconds timeout) {
                     "version on every host",
                     describe(), hello->build_version, hello->protocol_version, build_version(), kProtocolVersion));
   }
+  check_token(*this, mine, *hello, credentials, deadline);
   return *hello;
 }
 

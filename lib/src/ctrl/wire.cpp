@@ -150,13 +150,14 @@ verbs::Endpoint read_endpoint_fields(Reader& r) {
   return ep;
 }
 
-// Hello's layout is frozen across protocol versions (see wire.hpp).
+// Hello's first five fields are frozen across protocol versions (see wire.hpp).
 void write_body(Writer& w, const Hello& m) {
   w.uint(m.protocol_version);
   w.str(m.build_version, "Hello build_version");
   w.str(m.host_name, "Hello host_name");
   w.uint(m.rank);
   w.uint(m.size);
+  w.bytes(m.challenge, "Hello challenge");
 }
 void write_body(Writer& w, const EndpointExchange& m) {
   w.uint(m.rank);
@@ -190,18 +191,31 @@ void write_body(Writer& w, const Gather& m) {
 void write_body(Writer& w, const Error& m) { w.str(m.text, "Error text"); }
 void write_body(Writer& /*w*/, const Goodbye& /*m*/) {}
 void write_body(Writer& /*w*/, const Keepalive& /*m*/) {}
+void write_body(Writer& w, const Proof& m) {
+  for (auto b : m.mac) w.uint(b);
+}
 
-Message read_body(MsgType type, Reader& r) {
+// The frozen fields at any version; what follows them only at ours (another
+// version's Hello is decoded just far enough to name both versions).
+Hello read_hello(Reader& r, bool same_version) {
+  Hello m;
+  m.protocol_version = r.uint<std::uint16_t>("protocol_version");
+  m.build_version = r.str("build_version");
+  m.host_name = r.str("host_name");
+  m.rank = r.uint<std::uint32_t>("rank");
+  m.size = r.uint<std::uint32_t>("size");
+  if (!same_version) return m;
+  m.challenge = r.bytes("challenge");
+  if (!m.challenge.empty() && m.challenge.size() != kTokenNonceBytes) {
+    malformed(fmt::format("{}: a token challenge of {} bytes (expected none or {})", r.msg(), m.challenge.size(),
+                          kTokenNonceBytes));
+  }
+  return m;
+}
+
+Message read_body(MsgType type, Reader& r, bool same_version) {
   switch (type) {
-    case MsgType::kHello: {
-      Hello m;
-      m.protocol_version = r.uint<std::uint16_t>("protocol_version");
-      m.build_version = r.str("build_version");
-      m.host_name = r.str("host_name");
-      m.rank = r.uint<std::uint32_t>("rank");
-      m.size = r.uint<std::uint32_t>("size");
-      return m;
-    }
+    case MsgType::kHello: return read_hello(r, same_version);
     case MsgType::kEndpointExchange: {
       EndpointExchange m;
       m.rank = r.uint<std::uint32_t>("rank");
@@ -250,6 +264,11 @@ Message read_body(MsgType type, Reader& r) {
     case MsgType::kError: return Error{r.str("text")};
     case MsgType::kGoodbye: return Goodbye{};
     case MsgType::kKeepalive: return Keepalive{};
+    case MsgType::kProof: {
+      Proof m;
+      for (auto& b : m.mac) b = r.uint<std::uint8_t>("mac");
+      return m;
+    }
   }
   malformed(fmt::format("unknown message type {}", static_cast<unsigned>(type)));
 }
@@ -273,12 +292,13 @@ MsgType type_of(const Message& msg) noexcept {
     MsgType operator()(const Goodbye&) const { return MsgType::kGoodbye; }
     MsgType operator()(const Gather&) const { return MsgType::kGather; }
     MsgType operator()(const Keepalive&) const { return MsgType::kKeepalive; }
+    MsgType operator()(const Proof&) const { return MsgType::kProof; }
   };
   return std::visit(V{}, msg);
 }
 
 bool is_known_type(std::uint16_t raw) noexcept {
-  return raw >= static_cast<std::uint16_t>(MsgType::kHello) && raw <= static_cast<std::uint16_t>(MsgType::kKeepalive);
+  return raw >= static_cast<std::uint16_t>(MsgType::kHello) && raw <= static_cast<std::uint16_t>(MsgType::kProof);
 }
 
 std::string type_name(MsgType type) {
@@ -292,6 +312,7 @@ std::string type_name(MsgType type) {
     case MsgType::kGoodbye: return "Goodbye";
     case MsgType::kGather: return "Gather";
     case MsgType::kKeepalive: return "Keepalive";
+    case MsgType::kProof: return "Proof";
   }
   return fmt::format("unknown type {}", static_cast<unsigned>(type));
 }
@@ -370,7 +391,7 @@ Message decode_payload(const FrameHeader& header, std::span<const std::uint8_t> 
     malformed(fmt::format("{}: payload is {} bytes, header says {}", name, payload.size(), header.payload_bytes));
   }
   Reader r(payload, name);
-  Message m = read_body(header.type, r);
+  Message m = read_body(header.type, r, same_version);
   // Another version may extend Hello at the end; our own must match exactly.
   if (same_version) r.finish();
   return m;

@@ -1,5 +1,6 @@
 #include "fabench/pair/app.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <iostream>
 #include <memory>
@@ -14,12 +15,14 @@
 #include <spdlog/spdlog.h>
 
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/ctrl/token.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/harness/report.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/pair/options.hpp"
 #include "fabench/pair/peer.hpp"
+#include "fabench/pair/perftest_run.hpp"
 #include "fabench/pair/report.hpp"
 #include "fabench/pair/server.hpp"
 
@@ -118,15 +121,27 @@ bool report_run(benchmark::State& state, const TestSpec& spec, const Leader::Out
 // One Google Benchmark call: the leader runs the iteration count Google
 // Benchmark chose on both ends; the manual time is the leader's engine time
 // (halved for write/send: one-way latency). Failures count in `failures`.
-void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec, Samples& samples, int& failures) {
+// `warm_up` (--perform_warm_up): one unmeasured run first, then cleared.
+void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec, Samples& samples, int& failures,
+                   bool& warm_up) {
   const auto n = static_cast<std::uint64_t>(state.max_iterations);
   if (leader.dead()) {
     ++failures;
     state.SkipWithError(("peer gone: " + leader.dead_reason()).c_str());
     return;
   }
-  if (spec.kind == Kind::kLatency && samples.capacity() < n) samples.reserve(n);
+  const std::uint64_t warm_n = warm_up ? warm_up_iterations(n) : 0;
+  if (spec.kind == Kind::kLatency && samples.capacity() < std::max(n, warm_n)) samples.reserve(std::max(n, warm_n));
   Leader::Outcome out;
+  if (warm_up) {
+    warm_up = false;
+    try {
+      static_cast<void>(leader.run(spec, warm_n, &samples));
+    } catch (const std::exception& e) {
+      ++failures;
+      state.SkipWithError(fmt::format("warm-up: {}", e.what()).c_str());
+    }
+  }
   while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(n))) {
     try {
       out = leader.run(spec, n, &samples);
@@ -165,30 +180,42 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
   harness::Registration reg;
   reg.iterations = o.iters;
   reg.min_time_s = o.duration_s;
+  if (o.perftest.run_infinitely && reg.min_time_s == 0) reg.min_time_s = kInfiniteRoundSeconds;
   int failures = 0;
   Samples samples;
   for (const auto& spec : specs) {
     harness::register_fabric_benchmark(
         spec.name(),
-        [&leader, &failures, &samples, spec](benchmark::State& state) {
-          run_benchmark(state, leader, spec, samples, failures);
+        [&leader, &failures, &samples, spec, warm_up = o.perftest.warm_up](benchmark::State& state) mutable {
+          run_benchmark(state, leader, spec, samples, failures, warm_up);
         },
         reg);
   }
-  benchmark::RunSpecifiedBenchmarks();
+  const auto reporter = make_perftest_reporter(o, ctx, leader, specs, samples);
+  const auto checks = run_perftest_rounds(reporter.get(), o.perftest.run_infinitely);
   benchmark::Shutdown();
+  if (o.perftest.wait_destroy_s > 0) std::this_thread::sleep_for(std::chrono::seconds(o.perftest.wait_destroy_s));
   leader.goodbye();
+  for (const auto& line : checks) std::cerr << prog << ": " << line << "\n";
   if (failures > 0) {
     std::cerr << prog << ": " << failures << " benchmark run(s) failed\n";
     return 1;
   }
-  return 0;
+  return checks.empty() ? 0 : 1;
 }
 
 int run_server(const Options& o, const Context& ctx, const PeerOptions& popts) {
   auto listener = ctrl::Listener::bind(o.bind, o.port);
   spdlog::info("serving on {} with {} port {} ({}, GID index {}); Ctrl-C stops", listener.address(),
                ctx.device().name(), ctx.port().port_num, ctx.port().link_layer_name, ctx.gid_index());
+  if (popts.token.empty()) {
+    spdlog::warn(
+        "no token: any host that reaches {} can use this server and up to --max-mem {} of its memory; give "
+        "both ends the same {}",
+        listener.address(), o.max_mem, ctrl::kTokenSources);
+  } else {
+    spdlog::info("clients must prove the shared token");
+  }
   std::atomic<bool> stop{false};
   serve(listener, ctx, popts, stop, o.once);
   return 0;
@@ -208,10 +235,18 @@ int pair_main(int argc, char** argv, Kind kind) {
   PeerOptions popts;
   popts.timeout = o.dev.timeout();
   popts.handshake = std::chrono::milliseconds(static_cast<std::int64_t>(o.handshake_s * 1000));
+  popts.side = o.perftest.side;
   std::vector<TestSpec> specs;
   try {
     check_contradictions(o);
     popts.max_mem_bytes = harness::parse_bytes(o.max_mem);
+    popts.token = ctrl::resolve_token(o.token, o.token_file, ctrl::process_env());
+    // --loopback: both ends are in this process, so a random token keeps
+    // other local users off its 127.0.0.1 port.
+    if (o.loopback && popts.token.empty()) {
+      const auto nonce = ctrl::random_nonce();
+      popts.token.assign(nonce.begin(), nonce.end());
+    }
     if (!o.serves()) specs = build_specs(o, kind);
   } catch (const std::exception& e) {
     std::cerr << prog << ": error: " << e.what() << "\n";
@@ -220,6 +255,10 @@ int pair_main(int argc, char** argv, Kind kind) {
 
   try {
     const Context ctx(o.dev.context_options());
+    if (auto bad = check_force_link(o.perftest, ctx); !bad.empty()) {
+      std::cerr << prog << ": error: " << bad << "\n";
+      return 2;
+    }
     return o.serves() ? run_server(o, ctx, popts) : run_client(prog, o, ctx, specs, popts);
   } catch (const std::exception& e) {
     std::cerr << prog << ": error: " << e.what() << "\n";

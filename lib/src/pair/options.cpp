@@ -42,7 +42,7 @@ void add_mode_options(CLI::App& app, Options& o) {
   app.add_flag("-F,--CPU-freq", o.cpu_freq, "Accepted for perftest compatibility; fabench times with CLOCK_MONOTONIC");
   app.add_flag("-R,--rdma_cm", o.rdma_cm, "Connect queue pairs with rdma_cm (not available in this version)");
   app.add_option("-S,--sl", o.sl, "Service level (default 0)")->check(whole_number("-S", 0, 15));
-  app.add_option("-T,--tos", o.tos, "Traffic class / ToS (default 0)")->check(whole_number("-T", 0, 255));
+  app.add_option("-T,--tos,--tclass", o.tos, "Traffic class of the GRH (default 0)")->check(whole_number("-T", 0, 255));
   app.add_option("--bind", o.bind, "Server: address to listen on (default: all)");
   app.add_option("--max-mem", o.max_mem, "Server: largest buffer a client may ask for (default 4G)");
   app.add_option("--handshake-timeout", o.handshake_s,
@@ -50,6 +50,9 @@ void add_mode_options(CLI::App& app, Options& o) {
       ->check(positive_seconds("--handshake-timeout"));
   app.add_flag("--loopback", o.loopback, "Run both ends in this process (one device, or -d A --peer-device B)");
   app.add_flag("--once", o.once, "Server: exit after the first client");
+  app.add_option("--token", o.token,
+                 "Shared secret both ends must prove (visible in ps: prefer --token-file or FABENCH_TOKEN)");
+  app.add_option("--token-file", o.token_file, "Read the shared secret from this file (default: FABENCH_TOKEN)");
   app.set_version_flag("-V,--version", std::string(ctrl::build_version()));
 }
 
@@ -79,6 +82,8 @@ std::vector<ibv_qp_type> parse_transports(const Options& o) {
   std::vector<ibv_qp_type> transports;
   for (const auto& t : harness::split_list(o.connections)) {
     auto tr = parse_transport(t);
+    if (!tr && (t == "XRC" || t == "DC" || t == "SRD"))
+      throw UsageError(fmt::format("-c {}: the {} transport is not supported (RC, UC or UD)", t, t));
     if (!tr) throw UsageError(fmt::format("-c {}: unknown transport (RC, UC or UD)", t));
     transports.push_back(*tr);
   }
@@ -137,9 +142,11 @@ void add_options(CLI::App& app, Options& o, Kind kind) {
   }
   add_queue_options(app, o, lat);
   add_mode_options(app, o);
+  add_perftest_flags(app, o.perftest, kind);
 }
 
 void check_contradictions(const Options& o) {
+  check_perftest_flags(o.perftest, o.iters > 0);
   if (o.loopback && !o.host.empty()) throw UsageError("--loopback runs both ends here; do not also give a host");
   if (!o.peer_device.empty() && !o.loopback) throw UsageError("--peer-device needs --loopback");
   if (o.iters > 0 && o.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");

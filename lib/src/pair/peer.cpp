@@ -124,7 +124,7 @@ std::unique_ptr<Side> follow_setup(ctrl::Channel& ch, const harness::Context& ct
   }
   std::unique_ptr<Side> side;
   try {
-    side = std::make_unique<Side>(ctx, spec);
+    side = std::make_unique<Side>(ctx, spec, o.side);
     side->fill_pattern(kFollowerSeed);
   } catch (const std::exception& e) {
     ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", e.what())));
@@ -208,7 +208,7 @@ void follow(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o
 
 Leader::Leader(ctrl::Channel channel, const harness::Context& ctx, const PeerOptions& options)
     : channel_(std::move(channel)), ctx_(ctx), options_(options) {
-  (void)channel_.exchange_hello(pair_hello());
+  (void)channel_.exchange_hello(pair_hello(), options_.timeout, ctrl::Credentials{options_.token, false});
   keepalive_ = std::jthread([this](const std::stop_token& stop) { keep_alive(stop); });
   const auto r = call("info", {}, 0, options_.timeout);
   try {
@@ -306,7 +306,7 @@ void Leader::setup(const TestSpec& spec) {
   std::unique_ptr<Side> side;
   std::string local_error;
   try {
-    side = std::make_unique<Side>(ctx_, spec);
+    side = std::make_unique<Side>(ctx_, spec, options_.side);
     side->fill_pattern(kLeaderSeed);
   } catch (const std::exception& e) {
     side.reset();

@@ -91,12 +91,14 @@ class Server {
   void handshake(ctrl::Channel ch) {
     const std::string address = ch.peer_address();
     try {
-      (void)ch.exchange_hello(pair_hello(), o_.handshake);
-    } catch (const std::exception& e) {
-      spdlog::error("connection from {}: {}; dropped it before a valid Hello (handshake timeout {})", address, e.what(),
-                    ctrl::format_duration(o_.handshake));
-      try_tell(ch, e.what());
+      (void)ch.exchange_hello(pair_hello(), o_.handshake, ctrl::Credentials{o_.token, true});
+    } catch (const ctrl::CtrlError& e) {
+      if (e.kind() != ctrl::CtrlError::Kind::kAuth) return drop_before_hello(ch, address, e.what());
+      // The token check has told the client already (or it knows from our Hello).
+      spdlog::error("connection from {}: {}; dropped it", address, e.what());
       return;
+    } catch (const std::exception& e) {
+      return drop_before_hello(ch, address, e.what());
     }
     std::unique_lock lock(m_);
     if (cv_.wait_for(lock, kBusyGrace, [this] { return !busy_ || ended_; }) && !ended_) {
@@ -116,6 +118,12 @@ class Server {
     lock.unlock();
     spdlog::info("client {} refused: {}", ch.describe(), text);
     try_tell(ch, text);
+  }
+
+  void drop_before_hello(ctrl::Channel& ch, const std::string& address, const std::string& why) const {
+    spdlog::error("connection from {}: {}; dropped it before a valid Hello (handshake timeout {})", address, why,
+                  ctrl::format_duration(o_.handshake));
+    try_tell(ch, why);
   }
 
   static void try_tell(ctrl::Channel& ch, const std::string& text) {

@@ -42,8 +42,12 @@ std::string check_device_limits(const harness::Context& ctx, const TestSpec& spe
 }
 
 namespace {
-verbs::QpConfig make_config(const harness::Context& ctx, const TestSpec& spec) {
+verbs::QpConfig make_config(const harness::Context& ctx, const TestSpec& spec, const SideOptions& options) {
   verbs::QpConfig cfg;
+  cfg.timeout = static_cast<std::uint8_t>(options.qp_timeout);
+  cfg.hop_limit = static_cast<std::uint8_t>(options.hop_limit);
+  cfg.pkey_index = static_cast<std::uint16_t>(options.pkey_index);
+  cfg.max_rd_atomic = static_cast<std::uint8_t>(options.max_rd_atomic);
   cfg.port = ctx.port().port_num;
   cfg.gid_index = ctx.gid_index();
   cfg.path_mtu_bytes = spec.mtu_bytes;
@@ -61,13 +65,13 @@ int cq_entries(const TestSpec& spec, bool send) {
 int mr_access(const TestSpec& spec) { return IBV_ACCESS_LOCAL_WRITE | spec.remote_access(); }
 }  // namespace
 
-Side::Side(const harness::Context& ctx, const TestSpec& spec)
+Side::Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions& options)
     : ctx_(ctx),
       spec_(spec),
-      cfg_(make_config(ctx, spec)),
-      send_cq_(ctx.device(), cq_entries(spec, true), spec.events),
-      recv_cq_(ctx.device(), cq_entries(spec, false), spec.events),
-      buffer_(spec.buffer_bytes()),
+      cfg_(make_config(ctx, spec, options)),
+      send_cq_(ctx.device(), cq_entries(spec, true), spec.events, options.comp_vector),
+      recv_cq_(ctx.device(), cq_entries(spec, false), spec.events, options.comp_vector),
+      buffer_(spec.buffer_bytes(), options.huge_pages ? verbs::HugePages::kRequire : verbs::HugePages::kNo),
       mr_(ctx.pd(), buffer_, mr_access(spec)) {
   const std::uint32_t dev_inline = ctx.device().max_inline_data(spec.transport);
   // Inline (the CPU copies the payload into the WQE) saves the NIC a DMA
@@ -117,7 +121,7 @@ void Side::connect(const std::vector<verbs::Endpoint>& remote) {
   for (std::uint32_t q = 0; q < qps_.size(); ++q) {
     if (spec_.transport == IBV_QPT_UD) {
       qps_[q].activate(cfg_);
-      ahs_.emplace_back(ctx_.pd(), remote[q], ctx_.gid_index(), cfg_.port, cfg_.sl, cfg_.traffic_class);
+      ahs_.emplace_back(ctx_.pd(), remote[q], ctx_.gid_index(), cfg_.port, cfg_.sl, cfg_.traffic_class, cfg_.hop_limit);
     } else {
       qps_[q].connect(remote[q], cfg_);
     }

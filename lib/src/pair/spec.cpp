@@ -1,6 +1,7 @@
 #include "fabench/pair/spec.hpp"
 
 #include <array>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -222,6 +223,10 @@ std::string validate(const TestSpec& s) {
   // An SGE's length is 32 bits; the device's max_msg_sz is checked against the port later.
   if (s.msg_bytes > 0xffffffffULL)
     return fmt::format("message size {} B exceeds the 4 GiB - 1 an SGE can carry", s.msg_bytes);
+  // A leader's spec reaches a server without the CLI's -q limit: buffer_bytes(), which the
+  // server checks against --max-mem, must not wrap around 2^64 (found by fuzz/pair_spec).
+  if (s.region_bytes() > std::numeric_limits<std::uint64_t>::max() / s.qps)
+    return fmt::format("-q {} queue pairs of {} B exceed 2^64 bytes of buffers", s.qps, s.region_bytes());
   return {};
 }
 

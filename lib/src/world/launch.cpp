@@ -23,6 +23,10 @@ void add_rank_flags(CLI::App& app, RankFlags& f) {
                  "else spin)")
       ->check(harness::whole_number("--spin", 0, 2147483647));
   app.add_flag("--print-all", f.print_all, "Every rank logs (default: rank 0 only)");
+  app.add_option("--token", f.token,
+                 "Shared secret every rank must prove at the rendezvous (visible in ps: prefer --token-file or "
+                 "FABENCH_TOKEN)");
+  app.add_option("--token-file", f.token_file, "Read the shared secret from this file (default: FABENCH_TOKEN)");
 }
 
 ctrl::Bootstrap connect_ranks(const RankFlags& f, std::chrono::milliseconds timeout) {
@@ -32,6 +36,8 @@ ctrl::Bootstrap connect_ranks(const RankFlags& f, std::chrono::milliseconds time
   bo.master_addr = f.master_addr;
   bo.master_port = f.master_port;
   bo.timeout = timeout;
+  bo.token = f.token;
+  bo.token_file = f.token_file;
   return ctrl::Bootstrap::connect(ctrl::resolve_bootstrap_config(bo, ctrl::process_env()));
 }
 

@@ -85,7 +85,6 @@ class Session final : public world::Job {
 
  private:
   ctrl::Bootstrap& boot_;
-  const harness::Context& ctx_;
   std::vector<CollSpec> specs_;
   SessionOptions options_;
   std::unique_ptr<world::World> world_;

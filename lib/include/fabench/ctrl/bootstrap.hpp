@@ -57,7 +57,9 @@ struct BootstrapOptions {
   std::optional<std::string> master_addr;    // else MASTER_ADDR, else 127.0.0.1
   std::optional<std::uint16_t> master_port;  // else MASTER_PORT, else kDefaultRendezvousPort
   std::chrono::milliseconds timeout = kDefaultTimeout;
-  std::string host_name;  // empty: gethostname()
+  std::string host_name;                  // empty: gethostname()
+  std::optional<std::string> token;       // --token, else --token-file, else FABENCH_TOKEN (token.hpp)
+  std::optional<std::string> token_file;  // --token-file
 };
 
 struct BootstrapConfig {
@@ -68,16 +70,21 @@ struct BootstrapConfig {
   std::chrono::milliseconds timeout = kDefaultTimeout;
   std::string host_name;
   std::string source;  // where rank and size came from, for logs
+  std::string token;   // shared secret every rank must hold (token.hpp); empty: none
 };
 
-// Flags over environment over defaults; pure (all input through `env`).
-// Throws CtrlError kConfig for a bad value, naming the flag or variable.
+// Flags over environment over defaults; pure (all input through `env`, and
+// the token file when one is named). Throws CtrlError kConfig for a bad
+// value, naming the flag or variable.
 [[nodiscard]] BootstrapConfig resolve_bootstrap_config(const BootstrapOptions& options, const EnvLookup& env);
 
 class Bootstrap {
  public:
   // Rendezvous: rank 0 listens on every interface at master_port, the others
   // connect to master_addr:master_port (retrying while rank 0 is not up yet).
+  // With a token, rank 0 drops (and logs) every connection that does not
+  // prove it, so a stray connection cannot join the world; a rank whose
+  // token differs fails with "token mismatch".
   // Returns once all `size` ranks have said Hello; throws CtrlError naming
   // the ranks missing when the timeout passes first. size 1 opens no socket.
   [[nodiscard]] static Bootstrap connect(const BootstrapConfig& config);

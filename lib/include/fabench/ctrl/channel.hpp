@@ -27,6 +27,12 @@ struct ChannelOptions {
   std::uint32_t max_payload_bytes = kMaxPayloadBytes;   // larger incoming frames are rejected
 };
 
+// What one end brings to the shared-token check of exchange_hello (token.hpp).
+struct Credentials {
+  std::string token;       // the shared secret; empty: this end holds none
+  bool accepting = false;  // this end accepted the connection (a pair server, rank 0)
+};
+
 // "30 s", "250 ms", "1.5 s": how durations appear in messages.
 [[nodiscard]] std::string format_duration(std::chrono::milliseconds d);
 // gethostname(), or "unknown-host".
@@ -72,8 +78,14 @@ class Channel {
   // Both sides send their Hello, then read the peer's. On return the peer is
   // named by its Hello (rank when `size` > 0, host). Throws CtrlError kVersion
   // with both versions in one line when the peer speaks another protocol.
+  // Then the shared-token check (token.hpp), all within `timeout`: throws
+  // CtrlError kAuth when one end holds a token and the other none, or the
+  // tokens differ. `mine.challenge` is set here (from `credentials`).
   Hello exchange_hello(const Hello& mine) { return exchange_hello(mine, options_.timeout); }
-  Hello exchange_hello(const Hello& mine, std::chrono::milliseconds timeout);
+  Hello exchange_hello(const Hello& mine, std::chrono::milliseconds timeout) {
+    return exchange_hello(mine, timeout, Credentials{});
+  }
+  Hello exchange_hello(const Hello& mine, std::chrono::milliseconds timeout, const Credentials& credentials);
 
   // Names the peer in messages: "peer rank 3 (host-b 10.0.0.2:41234)".
   void set_peer(std::optional<std::uint32_t> rank, std::string host);

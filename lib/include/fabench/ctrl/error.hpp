@@ -21,6 +21,7 @@ class CtrlError : public std::runtime_error {
     kNetwork,    // resolve, bind, connect and other socket failures
     kPeerError,  // the peer sent an Error message
     kConfig,     // bad rank/size/address/port from flags or environment
+    kAuth,       // the shared-token check failed: a token missing on one end, or another token
   };
 
   CtrlError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}

@@ -18,10 +18,12 @@
 // not decode throws CtrlError (kMalformed or kVersion).
 //
 // Versioning: a receiver decodes only frames of its own protocol version, with
-// one exception: the Hello payload's layout is frozen, so a Hello of any
-// version decodes and the handshake can name both versions in one line.
+// one exception: the first five fields of the Hello payload are frozen, so a
+// Hello of any version decodes (fields a version appends after them are read
+// only at that version) and the handshake can name both versions in one line.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -38,12 +40,16 @@ namespace fabench::ctrl {
 
 inline constexpr std::uint32_t kMagic = 0x50434246;  // bytes 'F' 'B' 'C' 'P'
 // v2: Keepalive (a leader proves it is alive while its follower waits).
-inline constexpr std::uint16_t kProtocolVersion = 2;
+// v3: Hello.challenge and Proof (the shared-token check of token.hpp).
+inline constexpr std::uint16_t kProtocolVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 12;
 // Largest payload accepted by default: far above any endpoint list or result,
 // small enough that a corrupt length cannot make us allocate gigabytes.
 inline constexpr std::uint32_t kMaxPayloadBytes = 16U << 20;
 inline constexpr std::size_t kEndpointWireBytes = 56;
+// A token challenge (Hello.challenge) and a Proof are this long: SHA-256's size.
+inline constexpr std::size_t kTokenNonceBytes = 32;
+inline constexpr std::size_t kTokenProofBytes = 32;
 
 enum class MsgType : std::uint16_t {
   kHello = 1,
@@ -55,6 +61,7 @@ enum class MsgType : std::uint16_t {
   kGoodbye = 7,
   kGather = 8,
   kKeepalive = 9,
+  kProof = 10,
 };
 
 // First message each side sends on a new connection.
@@ -64,6 +71,9 @@ struct Hello {
   std::string host_name;
   std::uint32_t rank = 0;
   std::uint32_t size = 0;  // world size the sender believes in (0: not part of a world)
+  // v3, after the frozen fields: a fresh random nonce (kTokenNonceBytes) when
+  // the sender holds a token, empty when it holds none (token.hpp).
+  std::vector<std::uint8_t> challenge = {};
 
   friend bool operator==(const Hello&, const Hello&) = default;
 };
@@ -139,7 +149,17 @@ struct Keepalive {
   friend bool operator==(const Keepalive&, const Keepalive&) = default;
 };
 
-using Message = std::variant<Hello, EndpointExchange, Command, Result, Barrier, Error, Goodbye, Gather, Keepalive>;
+// HMAC-SHA256 under the shared token over both Hellos (token.hpp): proves
+// that the sender holds the token without sending it. Exactly
+// kTokenProofBytes on the wire, no length field.
+struct Proof {
+  std::array<std::uint8_t, kTokenProofBytes> mac{};
+
+  friend bool operator==(const Proof&, const Proof&) = default;
+};
+
+using Message =
+    std::variant<Hello, EndpointExchange, Command, Result, Barrier, Error, Goodbye, Gather, Keepalive, Proof>;
 
 struct FrameHeader {
   std::uint32_t magic = kMagic;

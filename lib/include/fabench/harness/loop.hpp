@@ -35,26 +35,37 @@ inline constexpr std::uint64_t kControlPollNs = 10'000'000;
 //    or unreachable (peer_silent);
 //  - a message waiting (say, its "finish"): its part is over (peer_done);
 //    from then on, a second without progress counts as a stall.
-// Called only while the loop waits: the clock is read every kWatchEvery idle
-// spins, the channel at most every kControlPollNs.
+// The clock is read once per `every` calls of stalled(), the channel at most
+// every kControlPollNs. `every` adapts so that a check falls about every
+// kCheckTargetNs of loop time: up to kWatchEvery spins where a spin is cheap
+// (a poll of an empty CQ on real hardware), down to 1 where each is slow (a
+// busy loop whose every post is a system call on a software device, as rxe's
+// are): a count fixed at 4096 let a follower streaming UC sends to a killed
+// client run on for minutes before it looked at the control channel.
 class Watchdog {
  public:
   static constexpr std::uint32_t kWatchEvery = 1U << 12;
+  static constexpr std::uint64_t kCheckTargetNs = 1'000'000;
 
   explicit Watchdog(std::chrono::milliseconds stall, ctrl::Channel* watched = nullptr) noexcept
       : stall_ns_(static_cast<std::uint64_t>(stall.count()) * 1'000'000ULL),
         silence_ns_(stall_ns_),
         deadline_(now_ns() + stall_ns_),
+        last_check_(deadline_ - stall_ns_),
         watched_(watched) {}
 
   // True once no progress was seen for the stall duration, or the watched peer is lost.
   [[nodiscard]] bool stalled(std::uint64_t progress) noexcept {
-    if (++spins_ % kWatchEvery != 0) return false;
+    if (++spins_ < every_) {
+      due_ = false;
+      return false;
+    }
     return stalled_now(progress);
   }
   // Reads the clock at once: for event mode, where each wakeup is already rare.
   [[nodiscard]] bool stalled_now(std::uint64_t progress) noexcept {
     const std::uint64_t t = now_ns();
+    adapt(t);
     watch_peer(t);
     if (peer_lost()) return true;
     if (progress != last_progress_) {
@@ -65,7 +76,9 @@ class Watchdog {
     return t > deadline_;
   }
   // Whether the last stalled() call read the clock (a cheap moment for rare work).
-  [[nodiscard]] bool due() const noexcept { return spins_ % kWatchEvery == 0; }
+  [[nodiscard]] bool due() const noexcept { return due_; }
+  // Calls of stalled() per clock read, as adapted so far.
+  [[nodiscard]] std::uint32_t check_every() const noexcept { return every_; }
   [[nodiscard]] double stall_seconds() const noexcept { return static_cast<double>(stall_ns_) / 1e9; }
   [[nodiscard]] double silence_seconds() const noexcept { return static_cast<double>(silence_ns_) / 1e9; }
   [[nodiscard]] bool peer_gone() const noexcept { return gone_; }
@@ -74,6 +87,17 @@ class Watchdog {
   [[nodiscard]] bool peer_done() const noexcept { return done_; }
 
  private:
+  // Scales `every` by how long the spins since the last check took (at most
+  // doubling per check, never above kWatchEvery nor below 1).
+  void adapt(std::uint64_t t) noexcept {
+    spins_ = 0;
+    due_ = true;
+    const std::uint64_t dt = t > last_check_ ? t - last_check_ : 1;
+    last_check_ = t;
+    const std::uint64_t want = std::uint64_t{every_} * kCheckTargetNs / dt;
+    every_ = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(want, 1, std::min<std::uint64_t>(
+                                                                               2ULL * every_, kWatchEvery)));
+  }
   void watch_peer(std::uint64_t t) noexcept {
     if (watched_ == nullptr || t < next_poll_) return;
     next_poll_ = t + kControlPollNs;
@@ -99,7 +123,10 @@ class Watchdog {
   std::uint64_t silence_ns_;
   std::uint64_t deadline_;
   std::uint64_t last_progress_ = ~0ULL;
-  std::uint64_t spins_ = 0;
+  std::uint64_t last_check_;
+  std::uint32_t spins_ = 0;
+  std::uint32_t every_ = 1;  // doubles per check up to kWatchEvery where spins are cheap
+  bool due_ = true;
   ctrl::Channel* watched_;
   std::uint64_t next_poll_ = 0;
   bool gone_ = false;

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "fabench/harness/cli.hpp"
+#include "fabench/pair/perftest_flags.hpp"
 #include "fabench/pair/spec.hpp"
 
 namespace fabench::pair {
@@ -45,6 +47,9 @@ struct Options {
   double handshake_s = 3;
   bool loopback = false;
   bool once = false;
+  std::optional<std::string> token;  // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
+  std::optional<std::string> token_file;
+  PerftestFlags perftest;  // the rest of perftest's flags (perftest_flags.hpp)
 
   [[nodiscard]] bool serves() const noexcept { return host.empty() && !loopback; }
 };

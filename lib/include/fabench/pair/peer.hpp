@@ -24,9 +24,9 @@
 // or cut off within the follower's timeout, even during a long one-sided run
 // in which the follower itself has nothing to do.
 //
-// A follower serves any spec from any client, one client at a time; a client
-// that dies or sends garbage is logged and dropped, and the server goes on
-// (server.hpp).
+// A follower serves any spec from any client (with a token: any client that
+// proves it, ctrl/token.hpp), one client at a time; a client that dies or
+// sends garbage is logged and dropped, and the server goes on (server.hpp).
 #pragma once
 
 #include <atomic>
@@ -51,6 +51,8 @@ struct PeerOptions {
   std::chrono::milliseconds timeout{30'000};   // control-plane waits and the engines' stall timeout
   std::uint64_t max_mem_bytes = 4ULL << 30;    // follower: largest buffer a client may ask for
   std::chrono::milliseconds handshake{3'000};  // server: a new connection's Hello must come within this
+  std::string token;                           // shared secret both ends prove (ctrl/token.hpp); empty: none
+  SideOptions side;                            // this end's own QP and buffer choices
 };
 
 // What the follower tells the leader about its end, once per connection.
@@ -80,6 +82,8 @@ class Leader {
   Leader& operator=(const Leader&) = delete;
 
   [[nodiscard]] const PeerInfo& peer() const noexcept { return peer_; }
+  // The resources of the last spec set up (nullptr before the first, or after a failure).
+  [[nodiscard]] const Side* side() const noexcept { return side_.get(); }
 
   struct Outcome {
     RunResult mine;

@@ -3,7 +3,9 @@
 // Nothing one connection does holds the others up:
 //  - each new connection completes its Hello on a thread of its own, within
 //    PeerOptions::handshake (a port scanner, a health check or a half-sent
-//    Hello is dropped and logged when that passes);
+//    Hello is dropped and logged when that passes); with a token
+//    (PeerOptions::token), the token check is part of that handshake, and a
+//    client without the token or with another one is dropped at once;
 //  - one client at a time is served, on a serving thread; a client whose
 //    Hello arrives while another is served is refused at once with one line,
 //    "busy: serving HOST (ADDR) since HH:MM:SS (N s)" (after a grace of up to

@@ -26,9 +26,24 @@ namespace fabench::pair {
 // queue depths above max_qp_wr).
 [[nodiscard]] std::string check_device_limits(const harness::Context& ctx, const TestSpec& spec);
 
+// What each end chooses for itself from its own command line, as perftest's
+// -u -L --pkey_index -o -X --use_hugepages are per end: not part of a
+// TestSpec, so a follower keeps its own whatever the leader asks.
+struct SideOptions {
+  // Wider than the verbs fields (checked ranges): CLI11 reads a uint8_t "4" as the character '4'.
+  unsigned qp_timeout = 14;     // RC: 4.096 us * 2^timeout per retry (0..31)
+  unsigned hop_limit = 64;      // GRH hop limit (0..255)
+  unsigned pkey_index = 0;      // P_Key table index of the QPs
+  unsigned max_rd_atomic = 16;  // reads/atomics in flight as initiator (clamped to the device)
+  int comp_vector = 0;          // completion vector of the CQs (event mode)
+  bool huge_pages = false;      // buffers on huge pages, or fail
+
+  friend bool operator==(const SideOptions&, const SideOptions&) = default;
+};
+
 class Side {
  public:
-  Side(const harness::Context& ctx, const TestSpec& spec);
+  Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions& options = {});
 
   // One Endpoint per QP: qpn/psn/gid plus this QP's region of the buffer.
   [[nodiscard]] std::vector<verbs::Endpoint> endpoints() const;

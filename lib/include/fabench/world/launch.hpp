@@ -1,7 +1,8 @@
 // What every N-rank binary does the same way before its benchmarks: the rank
 // flags (--rank, --world-size, --master-addr, --master-port, --spin,
-// --print-all), the rendezvous, the device of each rank from a -d list, the
-// check that every rank runs the same benchmarks, and the run's context.
+// --print-all, --token, --token-file), the rendezvous, the device of each
+// rank from a -d list, the check that every rank runs the same benchmarks,
+// and the run's context.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,8 @@ struct RankFlags {
   std::optional<std::uint16_t> master_port;
   std::optional<std::uint32_t> spin;
   bool print_all = false;
+  std::optional<std::string> token;  // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
+  std::optional<std::string> token_file;
 };
 void add_rank_flags(CLI::App& app, RankFlags& flags);
 

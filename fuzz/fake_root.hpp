@@ -1,0 +1,89 @@
+// Rank 0 of a Bootstrap world played by a thread of the fuzz target, over TCP
+// loopback (ctrl_bootstrap, world_follow): it accepts one connection per
+// input, in order, sends that input's bytes, closes its side for writing and
+// reads until rank k hangs up. So rank k finds the whole stream and then its
+// end, and no wait of its can time out.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "fuzz_common.hpp"
+
+namespace fuzz {
+
+class FakeRoot {
+ public:
+  FakeRoot() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    FUZZ_CHECK(fd_ >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    FUZZ_CHECK(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    FUZZ_CHECK(::listen(fd_, 16) == 0);
+    socklen_t len = sizeof a;
+    FUZZ_CHECK(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port_ = ntohs(a.sin_port);
+    std::thread([this] { serve(); }).detach();
+  }
+
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+  void expect(std::vector<std::uint8_t> stream) {
+    const std::lock_guard lock(mu_);
+    queue_.push_back(std::move(stream));
+    cv_.notify_one();
+  }
+
+ private:
+  void serve() {
+    for (;;) {
+      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      std::vector<std::uint8_t> stream;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return !queue_.empty(); });
+        stream = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      std::size_t sent = 0;
+      while (sent < stream.size()) {
+        const ssize_t w = ::send(c, stream.data() + sent, stream.size() - sent, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        sent += static_cast<std::size_t>(w);
+      }
+      ::shutdown(c, SHUT_WR);
+      std::uint8_t sink[4096];
+      for (;;) {
+        const ssize_t r = ::recv(c, sink, sizeof sink, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+      }
+      ::close(c);
+    }
+  }
+
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<std::uint8_t>> queue_;
+};
+
+inline FakeRoot& root() {
+  static auto* r = new FakeRoot();  // lives as long as the process (its thread never ends)
+  return *r;
+}
+
+}  // namespace fuzz
