@@ -33,14 +33,7 @@ void expected(const CtrlError& e) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < kPrefix || size > 16 * 1024) return 0;
-  BootstrapConfig cfg;
-  cfg.size = 2 + data[0] % 7;
-  cfg.rank = 1 + data[1] % (cfg.size - 1);
-  cfg.master_addr = "127.0.0.1";
-  cfg.master_port = fuzz::root().port();
-  cfg.timeout = 5s;
-  cfg.host_name = "fuzz-rank";
-  fuzz::root().expect(std::vector<std::uint8_t>(data + kPrefix, data + size));
+  const auto cfg = fuzz::rank_config(data, std::vector<std::uint8_t>(data + kPrefix, data + size));
   try {
     Bootstrap b = Bootstrap::connect(cfg);
     FUZZ_CHECK(b.hosts().size() == cfg.size);

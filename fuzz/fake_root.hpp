@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
 
+#include "fabench/ctrl/bootstrap.hpp"
 #include "fuzz_common.hpp"
 
 namespace fuzz {
@@ -84,6 +86,20 @@ class FakeRoot {
 inline FakeRoot& root() {
   static auto* r = new FakeRoot();  // lives as long as the process (its thread never ends)
   return *r;
+}
+
+// Rank k's configuration from an input's bytes 0-1 (world size 2..8, a rank
+// other than 0), with rank 0 played by root() sending `stream`.
+inline fabench::ctrl::BootstrapConfig rank_config(const std::uint8_t* data, std::vector<std::uint8_t> stream) {
+  fabench::ctrl::BootstrapConfig cfg;
+  cfg.size = 2 + data[0] % 7;
+  cfg.rank = 1 + data[1] % (cfg.size - 1);
+  cfg.master_addr = "127.0.0.1";
+  cfg.master_port = root().port();
+  cfg.timeout = std::chrono::seconds(5);
+  cfg.host_name = "fuzz-rank";
+  root().expect(std::move(stream));
+  return cfg;
 }
 
 }  // namespace fuzz

@@ -14,36 +14,13 @@
 #include "fabench/accept/error.hpp"
 #include "fabench/accept/schedule.hpp"
 #include "fabench/accept/spec.hpp"
+#include "temp_dir.hpp"
 
 using namespace fabench::accept;
 namespace fs = std::filesystem;
+using fabench::test::TempDir;
 
 namespace {
-
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "fabench-accept-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path p = root_ / name;
-    std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  fs::path root_;
-};
 
 const std::vector<std::string> kNames{"h0", "h1", "h2", "h3"};
 

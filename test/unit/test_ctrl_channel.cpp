@@ -11,9 +11,11 @@
 #include <string>
 #include <thread>
 
+#include "ctrl_support.hpp"
 #include "fabench/ctrl/channel.hpp"
 
 using namespace fabench::ctrl;
+using fabench::test::catch_ctrl;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -30,17 +32,6 @@ Pair connect_pair(const std::string& host = "127.0.0.1", ChannelOptions server_o
   auto server = listener.accept(2s, server_opts);
   REQUIRE(server.has_value());
   return Pair{std::move(client), std::move(*server)};
-}
-
-template <typename F>
-CtrlError catch_ctrl(F&& f) {
-  try {
-    f();
-  } catch (const CtrlError& e) {
-    return e;
-  }
-  FAIL("no CtrlError thrown");
-  return CtrlError(CtrlError::Kind::kProtocol, "unreachable");
 }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }

@@ -19,11 +19,13 @@
 
 #include <fmt/format.h>
 
+#include "ctrl_support.hpp"
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/ctrl/hmac.hpp"
 #include "fabench/ctrl/token.hpp"
 
 using namespace fabench::ctrl;
+using fabench::test::catch_ctrl;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using Bytes = std::vector<std::uint8_t>;
@@ -36,17 +38,6 @@ std::string hex(std::span<const std::uint8_t> b) {
   std::string out;
   for (auto v : b) out += fmt::format("{:02x}", v);
   return out;
-}
-
-template <typename F>
-CtrlError catch_ctrl(F&& f) {
-  try {
-    f();
-  } catch (const CtrlError& e) {
-    return e;
-  }
-  FAIL("no CtrlError thrown");
-  return CtrlError(CtrlError::Kind::kProtocol, "unreachable");
 }
 
 struct Ends {

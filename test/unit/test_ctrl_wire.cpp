@@ -12,9 +12,11 @@
 
 #include <fmt/format.h>
 
+#include "ctrl_support.hpp"
 #include "fabench/ctrl/wire.hpp"
 
 using namespace fabench::ctrl;
+using fabench::test::catch_ctrl;
 using fabench::verbs::Endpoint;
 
 namespace {
@@ -65,17 +67,6 @@ void put_u16(std::vector<std::uint8_t>& f, std::size_t at, std::uint16_t v) {
 }
 void put_u32(std::vector<std::uint8_t>& f, std::size_t at, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) f[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-
-template <typename F>
-CtrlError catch_ctrl(F&& f) {
-  try {
-    f();
-  } catch (const CtrlError& e) {
-    return e;
-  }
-  FAIL("no CtrlError thrown");
-  return CtrlError(CtrlError::Kind::kProtocol, "unreachable");
 }
 
 }  // namespace

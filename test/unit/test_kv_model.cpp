@@ -11,37 +11,13 @@
 
 #include "fabench/kv/error.hpp"
 #include "fabench/kv/model.hpp"
+#include "temp_dir.hpp"
 
 using namespace fabench::kv;
 namespace fs = std::filesystem;
+using fabench::test::TempDir;
 
 namespace {
-
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "fabench-kv-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path p = root_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  fs::path root_;
-};
 
 std::string error_of(const fs::path& p) {
   try {

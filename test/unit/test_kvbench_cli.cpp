@@ -18,12 +18,14 @@
 #include "fabench/harness/cli.hpp"
 #include "fabench/kv/error.hpp"
 #include "fabench/kvbench/cli.hpp"
+#include "temp_dir.hpp"
 
 using fabench::harness::UsageError;
 using fabench::kv::KvError;
 using namespace fabench::kvbench;
 namespace kv = fabench::kv;
 namespace fs = std::filesystem;
+using fabench::test::TempDir;
 
 namespace {
 
@@ -65,31 +67,6 @@ std::string kv_error(const std::vector<std::string>& args) {
   }
   return "(no error)";
 }
-
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "fabench-kvbench-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  [[nodiscard]] fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path p = root_ / name;
-    std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  fs::path root_;
-};
 
 }  // namespace
 

@@ -6,21 +6,14 @@
 #include <vector>
 
 #include "fabench/pair/options.hpp"
+#include "pair_support.hpp"
 
 using namespace fabench::pair;
 using fabench::harness::UsageError;
 
 namespace {
 
-Options parse(Kind kind, std::vector<std::string> args) {
-  CLI::App app;
-  Options o;
-  add_options(app, o, kind);
-  std::vector<const char*> argv{"prog"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
-  return o;
-}
+Options parse(Kind kind, const std::vector<std::string>& args) { return fabench::test::parse_pair_options(kind, args); }
 
 std::vector<std::string> names(const std::vector<TestSpec>& specs) {
   std::vector<std::string> out;

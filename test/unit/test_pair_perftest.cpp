@@ -18,6 +18,7 @@
 
 #include "fabench/pair/options.hpp"
 #include "fabench/pair/perftest_report.hpp"
+#include "pair_support.hpp"
 
 using namespace fabench::pair;
 using fabench::harness::UsageError;
@@ -25,15 +26,7 @@ namespace verbs = fabench::verbs;
 
 namespace {
 
-Options parse(Kind kind, std::vector<std::string> args) {
-  CLI::App app;
-  Options o;
-  add_options(app, o, kind);
-  std::vector<const char*> argv{"prog"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
-  return o;
-}
+Options parse(Kind kind, const std::vector<std::string>& args) { return fabench::test::parse_pair_options(kind, args); }
 
 // Parses and checks; the UsageError's line, or "" when accepted.
 std::string refusal(Kind kind, std::vector<std::string> args) {
