@@ -9,6 +9,13 @@ test/report/CMakeLists.txt (label unit):
                                     no console error, every plot with axes and points;
                                     keeps report.html and a screenshot in ARTIFACTS
   test_report.py network-control    the browser checks do catch a page that fetches
+  test_report.py accept-browser GENERATOR ARTIFACTS [--expect-4 CULPRITS] [--expect-1024 CULPRITS]
+                                    fabench-accept reports in headless Chromium: the 4-node
+                                    fixture (a table cell per pair and direction) and a
+                                    1024-node synthetic run that GENERATOR (the helper
+                                    fabench_accept_synth_report) writes (one PNG per matrix):
+                                    N x N, the culprits marked and no others (CULPRITS:
+                                    "node:1 link:2-3", what the scenario was told)
   test_report.py update             rewrite golden/*.json from the fixtures
 
 Exit 0 pass, 1 fail, 77 skip (no chromium).
@@ -22,6 +29,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -41,6 +50,8 @@ CASES = {
     "kv_failed": ["handmade_kv_layouts_2.json"],
     "all": ["lat.json", "lat_cs.json", "bw.json", "bibw.json", "bw_failed.json", "coll.json",
             "kv.json", "kv_layouts_1.json", "kv_sweep.json", "handmade_kv_layouts_2.json"],
+    # fabench-accept's JSON; synthetic (fixtures/README.md): 4 nodes, node 1 bad, link 3->2 slow
+    "accept": ["synthetic_accept_4.json"],
 }
 UNIT = re.compile(r"\((bytes|µs|Gb/s|GB/s|M msg/s|M WR/s|%|×;[^)]*)\)$")
 
@@ -147,6 +158,26 @@ def bad_input():
         ("foreign.json", json.dumps(foreign), r"foreign\.json: not a fabench run \(Google Benchmark output of "
                                               r"\./my_benchmark, but its context has none of fabench's keys"),
         ("nameless.json", json.dumps(nameless), r"nameless\.json: not a fabench run \(benchmark #1 has no name\)$"),
+    ]
+    with open(os.path.join(FIX, "synthetic_accept_4.json")) as f:
+        acc_text = f.read()
+    acc_v2 = json.loads(acc_text)
+    acc_v2["fabench_accept"] = 2
+    acc_range = json.loads(acc_text)
+    acc_range["pairs"][3]["b"] = 4
+    acc_value = json.loads(acc_text)
+    acc_value["pairs"][0]["attempts"][-1]["lat_p50_us"] = "fast"
+    acc_culprit = json.loads(acc_text)
+    acc_culprit["culprits"][0]["nodes"] = [9]
+    cases += [
+        ("accept_v2.json", json.dumps(acc_v2), r"accept_v2\.json: fabench-accept report format 2; this fabench-report "
+                                               r"reads format 1$"),
+        ("accept_range.json", json.dumps(acc_range), r"accept_range\.json: not a fabench-accept report \(pairs\[3\]: "
+                                                     r"a and b must be two node indexes within 0\.\.3"),
+        ("accept_value.json", json.dumps(acc_value), r"accept_value\.json: not a fabench-accept report \(pairs\[0\]: "
+                                                     r"its last attempt's lat_p50_us is neither a number nor null\)$"),
+        ("accept_culprit.json", json.dumps(acc_culprit), r"accept_culprit\.json: not a fabench-accept report "
+                                                         r"\(culprits\[0\] must have kind node"),
     ]
     with tempfile.TemporaryDirectory() as tmp:
         for name, content, want in cases:
@@ -272,7 +303,7 @@ CHROMIUM_FLAGS = [
     "--window-size=1200,3000",
 ]
 EXTERNAL_REF = re.compile(
-    r"""\b(?:src|href|xlink:href|action|poster|srcset|data)\s*=\s*["']?\s*(?!#|["'])[^\s"'>]+"""
+    r"""\b(?:src|href|xlink:href|action|poster|srcset|data)\s*=\s*["']?\s*(?!#|["']|data:)[^\s"'>]+"""
     r"""|url\(\s*["']?\s*(?!#)[^)\s]|@import|<link\b|<iframe\b|<object\b|<embed\b""", re.I)
 
 
@@ -289,10 +320,10 @@ def static_refs(text):
     return sorted({m.group(0)[:80] for m in EXTERNAL_REF.finditer(text)})
 
 
-def run_chromium(page, tmp, screenshot=None):
+def run_chromium(page, tmp, screenshot=None, extra=()):
     """(DOM check JSON or None, console lines, page-initiated URL requests)."""
     netlog = os.path.join(tmp, "netlog.json")
-    args = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={os.path.join(tmp, 'profile')}",
+    args = [chromium(), *CHROMIUM_FLAGS, *extra, f"--user-data-dir={os.path.join(tmp, 'profile')}",
             f"--log-net-log={netlog}", "--net-log-capture-mode=Everything", "--dump-dom"]
     if screenshot:
         args.append(f"--screenshot={screenshot}")
@@ -324,15 +355,17 @@ def n_lines(plot):
     return len(plot["lines"]) + len(plot.get("vlines", []))
 
 
-def check_page(label, page, tmp, want_plots, screenshot=None):
-    """Failure messages for the page (empty: it passed)."""
+def check_page(label, page, tmp, want_plots, screenshot=None, extra=(), got_dom=None):
+    """Failure messages for the page (empty: it passed). got_dom: a list, gets the DOM and the check."""
     problems = []
     with open(page, encoding="utf-8") as f:
         text = f.read()
     refs = static_refs(text)
     if refs:
         problems.append(f"{label}: references outside the page: {refs}")
-    check, console, requests, r = run_chromium(page, tmp, screenshot)
+    check, console, requests, r = run_chromium(page, tmp, screenshot, extra)
+    if got_dom is not None:
+        got_dom.extend([r.stdout, check])
     if check is None:
         problems.append(f"{label}: no #fr-check in the DOM (chromium exit {r.returncode}): {r.stderr[-800:]}")
         return problems
@@ -443,6 +476,206 @@ def network_control():
     return done()
 
 
+# ---- fabench-accept reports in the browser
+
+ACCEPT_4 = "node:1 link:2-3"  # what synthetic_accept_4.json was made with (fixtures/README.md)
+# The 1024-node run the test generates: its scenario and the culprits it must show.
+ACCEPT_1024_ARGS = ["--nodes", "1024", "--bad-node", "517", "--bad-link", "100-900", "--seed", "7"]
+ACCEPT_1024 = "node:517 link:100-900"
+
+
+class DomScan(HTMLParser):
+    """From a dumped DOM: every figure.accept-matrix with its cells (td.fr-cell), marked headers and
+    culprit marks ([data-culprit] in it), the culprit list items, and the number of elements."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.elements = 0
+        self.figures = []
+        self.culprit_items = []
+        self.section = None
+        self.depth = 0
+        self.fig_depth = None
+
+    def handle_starttag(self, tag, attrs):
+        self.elements += 1
+        a = dict(attrs)
+        if tag not in self.VOID:
+            self.depth += 1
+        cls = (a.get("class") or "").split()
+        if tag == "section" and "accept" in cls:
+            self.section = a
+        if tag == "figure" and "accept-matrix" in cls:
+            self.figures.append({"attrs": a, "cells": [], "marks": [], "headers": []})
+            self.fig_depth = self.depth
+        elif self.fig_depth is not None:
+            fig = self.figures[-1]
+            if tag == "td" and "fr-cell" in cls:
+                fig["cells"].append(a)
+            elif tag == "th" and "data-culprit" in a:
+                fig["headers"].append(a)
+            elif "data-culprit" in a:
+                fig["marks"].append(a)
+        if tag == "li" and "accept-culprit" in cls:
+            self.culprit_items.append(a)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in self.VOID:
+            self.depth -= 1
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        if self.fig_depth is not None and self.depth == self.fig_depth and tag == "figure":
+            self.fig_depth = None
+        self.depth -= 1
+
+
+def parse_culprits(text):
+    """"node:1 link:2-3" -> ({1}, {(2, 3)})"""
+    nodes, links = set(), set()
+    for tok in text.split():
+        kind, _, what = tok.partition(":")
+        if kind == "node":
+            nodes.add(int(what))
+        else:
+            a, b = map(int, what.split("-"))
+            links.add((min(a, b), max(a, b)))
+    return nodes, links
+
+
+def check_accept_dom(label, dom, check, n, render, expect):
+    """Failure messages: every matrix N x N in its rendering, the expected culprits marked and no others."""
+    problems = []
+    scan = DomScan()
+    scan.feed(dom)
+    nodes, links = parse_culprits(expect)
+    want_tokens = sorted(expect.split())
+    if scan.section is None or scan.section.get("data-n") != str(n):
+        problems.append(f"{label}: no section.accept with data-n={n}: {scan.section}")
+    if len(scan.figures) != 5:
+        problems.append(f"{label}: {len(scan.figures)} accept matrices in the DOM, expected 5")
+    items = sorted((a.get("data-culprit"), a.get("data-nodes")) for a in scan.culprit_items)
+    want_items = sorted([("node", str(x)) for x in nodes] + [("link", f"{a} {b}") for a, b in links])
+    if items != want_items:
+        problems.append(f"{label}: culprit list {items}, expected {want_items}")
+    for fig in scan.figures:
+        a = fig["attrs"]
+        mid = a.get("data-matrix")
+        if (a.get("data-n"), a.get("data-render")) != (str(n), render):
+            problems.append(f"{label}: {mid}: data-n={a.get('data-n')} data-render={a.get('data-render')}, "
+                            f"expected {n} {render}")
+        if sorted((a.get("data-culprits") or "").split()) != want_tokens:
+            problems.append(f"{label}: {mid}: data-culprits '{a.get('data-culprits')}', expected '{expect}'")
+        if render == "table":
+            cells = {(int(c["data-a"]), int(c["data-b"])): c for c in fig["cells"]}
+            if len(fig["cells"]) != n * n or len(cells) != n * n:
+                problems.append(f"{label}: {mid}: {len(fig['cells'])} cells ({len(cells)} distinct), expected "
+                                f"{n} x {n} = {n * n}")
+            got_node = {k for k, c in cells.items() if "node" in c.get("data-culprit", "").split()}
+            got_link = {k for k, c in cells.items() if "link" in c.get("data-culprit", "").split()}
+            want_node = {(x, y) for x in range(n) for y in range(n) if x in nodes or y in nodes}
+            want_link = {k for a_, b_ in links for k in ((a_, b_), (b_, a_))}
+            if got_node != want_node:
+                problems.append(f"{label}: {mid}: cells marked node {sorted(got_node)}, expected the rows and "
+                                f"columns of {sorted(nodes)}: {sorted(want_node)}")
+            if got_link != want_link:
+                problems.append(f"{label}: {mid}: cells marked link {sorted(got_link)}, expected {sorted(want_link)}")
+            heads = sorted(int(h["data-node"]) for h in fig["headers"])
+            if heads != sorted(list(nodes) * 2):
+                problems.append(f"{label}: {mid}: headers marked {heads}, expected a row and a column header for "
+                                f"{sorted(nodes)}")
+            bad_verdict = [k for k, c in cells.items() if c.get("data-verdict") not in
+                           ("pass", "flaky", "fail", "timeout", "unmeasured")]
+            diag = [k for k in cells if k[0] == k[1] and cells[k].get("data-verdict") != "unmeasured"]
+            if bad_verdict or diag:
+                problems.append(f"{label}: {mid}: cells without a verdict {bad_verdict[:5]}, measured diagonal {diag}")
+        else:
+            if fig["cells"]:
+                problems.append(f"{label}: {mid}: {len(fig['cells'])} table cells in an image matrix")
+            # A link's marks sit on (a, b) and (b, a): compared without the order.
+            got = sorted((m.get("data-culprit"), m.get("data-node") or
+                          "-".join(sorted((m.get("data-a") or "", m.get("data-b") or ""))), m.get("data-mark"))
+                         for m in fig["marks"])
+            want = sorted([("node", str(x), part) for x in nodes for part in ("row", "col")] +
+                          [("link", "-".join(sorted((str(x), str(y)))), part) for x, y in links
+                           for part in ("ab", "ba")])
+            if got != want:
+                problems.append(f"{label}: {mid}: culprit marks {got}, expected {want}")
+    if check is None:
+        problems.append(f"{label}: no #fr-check")
+    else:
+        mats = check.get("matrices", [])
+        if len(mats) != 5:
+            problems.append(f"{label}: the page counted {len(mats)} matrices, expected 5")
+        for mat in mats:
+            if render == "image" and mat["image"] != [n, n]:
+                problems.append(f"{label}: {mat['id']}: the heatmap image decodes to {mat['image']}, expected "
+                                f"[{n}, {n}] (a pixel per cell)")
+            if render == "table" and mat["cells"] != n * n:
+                problems.append(f"{label}: {mat['id']}: {mat['cells']} cells counted by the page")
+    return problems, scan
+
+
+def accept_browser(generator, artifacts, expect4, expect1024):
+    if not chromium():
+        print("SKIP: no chromium (tools/install-deps installs it)")
+        return 77
+    os.makedirs(artifacts, exist_ok=True)
+    flags = ["--virtual-time-budget=10000"]  # lets the page decode its heatmap PNGs before the dump
+    with tempfile.TemporaryDirectory() as tmp:
+        # N = 4: the fixture, tables.
+        page = os.path.join(artifacts, "accept_4.html")
+        r = tool("synthetic_accept_4.json", "-o", page, cwd=FIX)
+        if r.returncode != 0:
+            fail(f"fabench-report (4 nodes) exited {r.returncode}: {r.stderr}")
+            return done()
+        got = []
+        problems = check_page("accept_4.html", page, tmp, {}, extra=flags, got_dom=got)
+        more, scan = check_accept_dom("accept_4.html", got[0], got[1], 4, "table", expect4)
+        for msg in problems + more:
+            fail(msg)
+        if not problems + more:
+            ok(f"4 nodes: 5 matrices of 4 x 4 table cells, culprits {expect4} marked and no other cell; offline, "
+               "no console message, no error")
+        # N = 1024: generated now, images.
+        data = os.path.join(tmp, "accept_1024.json")
+        t0 = time.monotonic()
+        g = subprocess.run([generator, *ACCEPT_1024_ARGS, "-o", data], capture_output=True, text=True, timeout=240)
+        t1 = time.monotonic()
+        if g.returncode != 0:
+            fail(f"{generator} exited {g.returncode}: {g.stderr}")
+            return done()
+        page = os.path.join(artifacts, "accept_1024.html")
+        r = tool(data, "-o", page)
+        t2 = time.monotonic()
+        if r.returncode != 0:
+            fail(f"fabench-report (1024 nodes) exited {r.returncode}: {r.stderr}")
+            return done()
+        size = os.path.getsize(page)
+        if size > 20e6:
+            fail(f"accept_1024.html is {size / 1e6:.1f} MB, above 20 MB")
+        got = []
+        shot = os.path.join(artifacts, "accept_1024.png")
+        problems = check_page("accept_1024.html", page, tmp, {}, screenshot=shot, extra=flags, got_dom=got)
+        t3 = time.monotonic()
+        more, scan = check_accept_dom("accept_1024.html", got[0], got[1], 1024, "image", expect1024)
+        if scan.elements > 20000:
+            more.append(f"accept_1024.html: {scan.elements} elements in the DOM (a cell each would be 1 M)")
+        for msg in problems + more:
+            fail(msg)
+        if not problems + more:
+            ok(f"1024 nodes: 5 matrices of 1024 x 1024 (one PNG each, decoded at 1024 x 1024 px), culprits "
+               f"{expect1024} marked and nothing else; {scan.elements} DOM elements; offline, no error")
+        print(f"info: 1024 nodes: JSON {os.path.getsize(data) / 1e6:.0f} MB written in {t1 - t0:.1f} s, HTML "
+           f"{size / 1e6:.1f} MB in {t2 - t1:.1f} s, Chromium load + dump + screenshot {t3 - t2:.1f} s; "
+           f"artefacts: {page}, {shot}")
+    return done()
+
+
 def main(argv):
     if not argv:
         print(__doc__)
@@ -458,6 +691,11 @@ def main(argv):
         return browser(os.path.abspath(argv[1]))
     if cmd == "network-control":
         return network_control()
+    if cmd == "accept-browser" and len(argv) in (3, 5, 7):
+        opts = dict(zip(argv[3::2], argv[4::2]))
+        if set(opts) <= {"--expect-4", "--expect-1024"}:
+            return accept_browser(os.path.abspath(argv[1]), os.path.abspath(argv[2]),
+                                  opts.get("--expect-4", ACCEPT_4), opts.get("--expect-1024", ACCEPT_1024))
     if cmd == "update":
         return update()
     print(__doc__)

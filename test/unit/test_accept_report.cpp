@@ -61,15 +61,15 @@ constexpr const char* kGoldenJson = R"golden({
  "nodes": [{"index": 0, "name": "h0", "port_gbps": 100.0}, {"index": 1, "name": "h1", "port_gbps": 100.0}, {"index": 2, "name": "h2", "port_gbps": 100.0}],
  "pairs": [
   {"a": 1, "a_name": "h1", "b": 2, "b_name": "h2", "round": 0, "verdict": "pass", "attempts": [
-   {"bw_a_to_b_gbps": 97.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {"symbol_error": 0}, "counters_b": {"port_xmit_wait": 1200, "symbol_error": 0}, "duration_s": 2.0, "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": []}
+   {"bw_a_to_b_gbps": 97.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {"symbol_error": 0}, "counters_b": {"port_xmit_wait": 1200, "symbol_error": 0}, "duration_s": 2.0, "lanes_a_to_b_gbps": [], "lanes_b_to_a_gbps": [], "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": []}
   ]},
   {"a": 0, "a_name": "h0", "b": 2, "b_name": "h2", "round": 1, "verdict": "flaky", "attempts": [
-   {"bw_a_to_b_gbps": null, "bw_b_to_a_gbps": null, "bw_bidir_gbps": null, "counters_a": {}, "counters_b": {}, "duration_s": 12.0, "lat_max_us": null, "lat_p50_us": null, "lat_p99_us": null, "qps": 1, "reason": "peer silent for 10 s", "status": "timeout", "violations": [{"rule": "status", "text": "timeout: peer silent for 10 s"}]},
-   {"bw_a_to_b_gbps": 97.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {}, "counters_b": {}, "duration_s": 2.0, "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": []}
+   {"bw_a_to_b_gbps": null, "bw_b_to_a_gbps": null, "bw_bidir_gbps": null, "counters_a": {}, "counters_b": {}, "duration_s": 12.0, "lanes_a_to_b_gbps": [], "lanes_b_to_a_gbps": [], "lat_max_us": null, "lat_p50_us": null, "lat_p99_us": null, "qps": 1, "reason": "peer silent for 10 s", "status": "timeout", "violations": [{"rule": "status", "text": "timeout: peer silent for 10 s"}]},
+   {"bw_a_to_b_gbps": 97.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {}, "counters_b": {}, "duration_s": 2.0, "lanes_a_to_b_gbps": [], "lanes_b_to_a_gbps": [], "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": []}
   ]},
   {"a": 0, "a_name": "h0", "b": 1, "b_name": "h1", "round": 2, "verdict": "fail", "attempts": [
-   {"bw_a_to_b_gbps": 40.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {}, "counters_b": {}, "duration_s": 2.0, "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": [{"rule": "bandwidth", "text": "bandwidth h0->h1 40 Gb/s below 90 Gb/s (0.9 x 100 Gb/s)"}]},
-   {"bw_a_to_b_gbps": 40.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {}, "counters_b": {}, "duration_s": 2.0, "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": [{"rule": "bandwidth", "text": "bandwidth h0->h1 40 Gb/s below 90 Gb/s (0.9 x 100 Gb/s)"}]}
+   {"bw_a_to_b_gbps": 40.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {}, "counters_b": {}, "duration_s": 2.0, "lanes_a_to_b_gbps": [], "lanes_b_to_a_gbps": [], "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": [{"rule": "bandwidth", "text": "bandwidth h0->h1 40 Gb/s below 90 Gb/s (0.9 x 100 Gb/s)"}]},
+   {"bw_a_to_b_gbps": 40.0, "bw_b_to_a_gbps": 97.5, "bw_bidir_gbps": 192.0, "counters_a": {}, "counters_b": {}, "duration_s": 2.0, "lanes_a_to_b_gbps": [], "lanes_b_to_a_gbps": [], "lat_max_us": 9.0, "lat_p50_us": 2.0, "lat_p99_us": 3.5, "qps": 1, "reason": "", "status": "ok", "violations": [{"rule": "bandwidth", "text": "bandwidth h0->h1 40 Gb/s below 90 Gb/s (0.9 x 100 Gb/s)"}]}
   ]}
  ],
  "spec": {"max_p99_us": 10.0, "min_bidir_fraction": 0.9, "min_bw_fraction": 0.9, "node_bad_fraction": 0.5, "outlier_k": 5.0, "outlier_min_fraction": 0.05, "port_gbps": 0.0, "retests": 1, "zero_counters": ["symbol_error"]},

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "fabench/accept/report.hpp"
+#include "fabench/accept/result_json.hpp"
 
 namespace fabench::accept {
 
@@ -14,19 +15,9 @@ json number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
 json attempt_json(const Attempt& at, const std::vector<Violation>& violations) {
   json v = json::array();
   for (const auto& x : violations) v.push_back({{"rule", rule_name(x.rule)}, {"text", x.text}});
-  return {{"status", status_name(at.status)},
-          {"reason", at.reason},
-          {"qps", at.qps},
-          {"duration_s", at.duration_s},
-          {"bw_a_to_b_gbps", number(at.bw_a_to_b_gbps)},
-          {"bw_b_to_a_gbps", number(at.bw_b_to_a_gbps)},
-          {"bw_bidir_gbps", number(at.bw_bidir_gbps)},
-          {"lat_p50_us", number(at.lat_p50_us)},
-          {"lat_p99_us", number(at.lat_p99_us)},
-          {"lat_max_us", number(at.lat_max_us)},
-          {"counters_a", at.counters_a},
-          {"counters_b", at.counters_b},
-          {"violations", std::move(v)}};
+  json out = attempt_to_json(at);
+  out["violations"] = std::move(v);
+  return out;
 }
 
 json pairs_json(const Report& r) {

@@ -39,6 +39,10 @@ struct Attempt {
   double lat_p50_us = kNotMeasured;
   double lat_p99_us = kNotMeasured;
   double lat_max_us = kNotMeasured;
+  // The one-way bandwidth per QP (lane), when more than one carried it: a spread across lanes
+  // points at a path that hashes some flows onto a bad link. Empty when not measured.
+  std::vector<double> lanes_a_to_b_gbps;
+  std::vector<double> lanes_b_to_a_gbps;
   // Port counter deltas over the attempt (after - before), at node a's and node b's port.
   std::map<std::string, std::int64_t> counters_a;
   std::map<std::string, std::int64_t> counters_b;

@@ -1,0 +1,105 @@
+#include "fabench/acceptbench/app.hpp"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "fabench/accept/budget.hpp"
+#include "fabench/acceptbench/cli.hpp"
+#include "fabench/acceptbench/session.hpp"
+#include "fabench/harness/cli.hpp"
+#include "fabench/world/launch.hpp"
+
+namespace fabench::acceptbench {
+
+namespace {
+
+using harness::UsageError;
+
+RunSettings settings_of(const Cli& c) {
+  RunSettings s;
+  s.link.lanes = c.qps;
+  s.link.depth = c.depth;
+  s.link.bw_bytes = bw_bytes(c);
+  s.plan.seconds = c.seconds;
+  s.plan.lat_iters = c.lat_iters;
+  s.link.qp_timeout = c.qp_timeout;
+  s.plan.stall = c.dev.timeout();
+  s.pair_s = pair_seconds(c);
+  s.pair_timeout_s = pair_timeout_seconds(c);
+  s.setup_s = c.dev.timeout_s;
+  s.plan.limit_s = s.pair_timeout_s - 2;  // leaves 2 s for the half to reach rank 0
+  return s;
+}
+
+int plan_only(const Cli& c, const accept::Spec& spec) {
+  if (c.plan_nodes == 0) throw UsageError("--plan needs --nodes N");
+  const accept::Schedule s = build_schedule(c, c.plan_nodes, std::vector<std::string>(c.plan_nodes));
+  const accept::TimeSettings ts{s.rounds.size(), pair_seconds(c), pair_timeout_seconds(c), c.dev.timeout_s,
+                                spec.retests};
+  std::cout << fmt::format("{} nodes: {} pairs in {} rounds ({})\n", c.plan_nodes, s.pair_count(), s.rounds.size(),
+                           c.pairs_file.empty() ? c.schedule : "--pairs " + c.pairs_file);
+  std::cout << fmt::format("planned: {:.1f} s per pair, {:.1f} s for the schedule; {}\n", pair_seconds(c),
+                           pair_seconds(c) * static_cast<double>(s.rounds.size()), accept::describe_upper_bound(ts));
+  const std::size_t shown = std::min<std::size_t>(s.rounds.size(), 8);
+  for (std::size_t r = 0; r < shown; ++r) {
+    std::string line;
+    const auto& pairs = s.rounds[r];
+    for (std::size_t i = 0; i < pairs.size() && i < 12; ++i) line += fmt::format(" {}-{}", pairs[i].a, pairs[i].b);
+    if (pairs.size() > 12) line += fmt::format(" ... ({} pairs)", pairs.size());
+    std::cout << fmt::format("round {}:{}\n", r + 1, line);
+  }
+  if (shown < s.rounds.size()) std::cout << fmt::format("... {} more rounds\n", s.rounds.size() - shown);
+  return 0;
+}
+
+int run(const Cli& c, const accept::Spec& spec) {
+  RunSettings s = settings_of(c);
+  auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
+  s.plan.spin_before_yield = world::spin_before_yield(c.ranks, boot);
+  if (boot.size() < 2) throw UsageError("fabench-accept needs at least 2 ranks (mpirun -np N, srun -n N, fabench-launch -n N)");
+  const bool leader = boot.rank() == 0;
+  if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::warn);
+  world::require_same_benchmarks(
+      boot, fmt::format("accept s={} D={} q={} t={} u={} lat={} timeout={}", s.link.bw_bytes, c.seconds, c.qps,
+                        c.depth, c.qp_timeout, c.lat_iters, c.dev.timeout_s));
+  const harness::Context ctx(world::context_for_rank(c.dev, boot.rank()));
+  spdlog::debug("rank {} of {} on {} port {}", boot.rank(), boot.size(), ctx.device().name(), ctx.port().port_num);
+  if (!leader) return follow(boot, ctx, s);
+  const LeadOutputs out{c.json_out, c.junit_out, c.pairs_file, c.schedule};
+  return lead(boot, ctx, spec, s, out, [&c, &boot](const std::vector<std::string>& names) {
+    return build_schedule(c, boot.size(), names);
+  });
+}
+
+}  // namespace
+
+int accept_main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fabench-accept"));
+  spdlog::set_pattern("%n: %^%l%$: %v");
+  CLI::App app("fabench-accept: every pair of N nodes, judged against the link rate and the fleet, culprit named",
+               "fabench-accept");
+  Cli c;
+  add_options(app, c);
+  app.footer(help_footer());
+  if (auto rc = harness::parse_command_line(app, argc, argv, "fabench-accept", "")) return *rc;
+  if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
+  try {
+    const accept::Spec spec = build_spec(c);
+    (void)bw_bytes(c);
+    if (c.plan) return plan_only(c, spec);
+    if (c.plan_nodes != 0) throw UsageError("--nodes goes with --plan (a run takes its node count from the launcher)");
+    return run(c, spec);
+  } catch (const UsageError& e) {
+    std::cerr << "fabench-accept: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "fabench-accept: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace fabench::acceptbench
