@@ -2,6 +2,9 @@
 // records as a crash (tools/fuzz counts it), and small input helpers.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -40,6 +43,16 @@ inline std::vector<std::string> lines(std::string_view s) {
     start = pos + 1;
   }
   return out;
+}
+
+// The input as a file, for targets whose code under test reads a path: written to one memfd
+// per process (made on first use, truncated for each input); returns "/proc/self/fd/N".
+inline std::string as_file(const std::uint8_t* data, std::size_t size) {
+  static const int fd = ::memfd_create("fuzz-input", MFD_CLOEXEC);
+  FUZZ_CHECK(fd >= 0);
+  FUZZ_CHECK(::ftruncate(fd, 0) == 0);
+  FUZZ_CHECK(::pwrite(fd, data, size, 0) == static_cast<ssize_t>(size));
+  return "/proc/self/fd/" + std::to_string(fd);
 }
 
 }  // namespace fuzz

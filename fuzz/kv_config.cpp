@@ -5,10 +5,7 @@
 // bytes_per_token() equal to the product the header documents, computed
 // here in 128 bits: not one that wrapped around 2^64.
 //
-// The input is the file: written to a memfd, read through /proc/self/fd/N.
-#include <sys/mman.h>
-#include <unistd.h>
-
+// The input is the file (fuzz::as_file).
 #include <string>
 
 #include "fabench/kv/error.hpp"
@@ -17,21 +14,8 @@
 
 using namespace fabench;
 
-namespace {
-
-int config_fd() {
-  static const int fd = ::memfd_create("config.json", MFD_CLOEXEC);
-  FUZZ_CHECK(fd >= 0);
-  return fd;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const int fd = config_fd();
-  FUZZ_CHECK(::ftruncate(fd, 0) == 0);
-  FUZZ_CHECK(::pwrite(fd, data, size, 0) == static_cast<ssize_t>(size));
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const std::string path = fuzz::as_file(data, size);
   kv::ModelShape m;
   try {
     m = kv::load_hf_config(path);

@@ -16,6 +16,9 @@ test/report/CMakeLists.txt (label unit):
                                     fabench_accept_synth_report) writes (one PNG per matrix):
                                     N x N, the culprits marked and no others (CULPRITS:
                                     "node:1 link:2-3", what the scenario was told)
+  test_report.py accept-page JSON N CULPRITS [SCREENSHOT]
+                                    a real fabench-accept report of N nodes (vm:accept_fabric)
+                                    in headless Chromium: N x N cells, CULPRITS marked, no other
   test_report.py update             rewrite golden/*.json from the fixtures
 
 Exit 0 pass, 1 fail, 77 skip (no chromium).
@@ -676,6 +679,30 @@ def accept_browser(generator, artifacts, expect4, expect1024):
     return done()
 
 
+def accept_page(data, n, expect, screenshot=None):
+    """A real fabench-accept report (the test bed's, vm:accept_fabric): rendered, N x N table
+    cells per matrix, the expected culprits marked and no others."""
+    if not chromium():
+        print("SKIP: no chromium (tools/install-deps installs it)")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        page = os.path.join(tmp, "accept.html")
+        r = tool(os.path.abspath(data), "-o", page)
+        if r.returncode != 0:
+            fail(f"fabench-report {data} exited {r.returncode}: {r.stderr}")
+            return done()
+        got = []
+        problems = check_page(os.path.basename(data), page, tmp, {}, screenshot=screenshot,
+                              extra=["--virtual-time-budget=10000"], got_dom=got)
+        more, _ = check_accept_dom(os.path.basename(data), got[0], got[1], n, "table", expect) if got else ([], None)
+        for msg in problems + more:
+            fail(msg)
+        if not problems + more:
+            ok(f"{os.path.basename(data)}: rendered in Chromium, 5 matrices of {n} x {n} cells, culprits "
+               f"'{expect}' marked and no other")
+    return done()
+
+
 def main(argv):
     if not argv:
         print(__doc__)
@@ -696,6 +723,8 @@ def main(argv):
         if set(opts) <= {"--expect-4", "--expect-1024"}:
             return accept_browser(os.path.abspath(argv[1]), os.path.abspath(argv[2]),
                                   opts.get("--expect-4", ACCEPT_4), opts.get("--expect-1024", ACCEPT_1024))
+    if cmd == "accept-page" and len(argv) in (4, 5):
+        return accept_page(argv[1], int(argv[2]), argv[3], os.path.abspath(argv[4]) if len(argv) == 5 else None)
     if cmd == "update":
         return update()
     print(__doc__)

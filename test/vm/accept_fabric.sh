@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # fabench-accept on the switch test bed (issue 12): tools/softroce-vm --devices 4, one process per
 # device, four runs in one guest:
-#   good   no fault: accepted, exit 0, every pair measured in both directions;
+#   good   no fault, 2 QPs per pair: accepted, exit 0, every pair measured in both directions,
+#          per QP, with both ends' counter deltas;
 #   link   netem on the path between nodes 1 and 2 only (tc u32 filters on their cables that
 #          match the other's address): the verdict names link 1-2 and nothing else;
 #   node   node 3's cable rate-limited in both directions: the verdict names node 3 only;
 #   stop   rank 3 SIGSTOPped mid-run: its pairs read "timeout", every other pair has values,
 #          rank 0 ends within the bound it printed and exits non-zero.
+# Then the link and node reports go through fabench-report and headless Chromium: 4 x 4 cells
+# per matrix, the culprit marked and nothing else (ACCEPT_SHOT_DIR=DIR keeps screenshots).
 # The thresholds are absolute (--port-gbps 0.1 --min-bw-fraction 0.1: 10 Mb/s per direction)
 # because 4 nodes give 6 pairs, fewer than the fleet rule's 8, and the TCG guest's healthy
 # pairs run at 30-150 Mb/s; the faults cut a path to 2 Mb/s or lose 10 % of its packets.
@@ -50,7 +53,7 @@ finish() {
 clear_tc() { for n in "${nets[@]}" $FABENCH_SWITCH_PORTS; do tc qdisc del dev $n root 2>/dev/null; done; true; }
 
 # good
-t0=$SECONDS; run good; finish good; echo "good: $((SECONDS - t0)) s"
+t0=$SECONDS; run good -q 2; finish good; echo "good: $((SECONDS - t0)) s"
 
 # link: the path between nodes 1 and 2 only. Each cable gets a prio qdisc whose third band
 # (netem) takes only the packets to the other node; everything else keeps the default bands.
@@ -110,6 +113,8 @@ if d:
               and a["lat_p50_us"] and a["lat_p50_us"] > 0,
               f"good: {p['a']}-{p['b']} {a['status']} {a['bw_a_to_b_gbps']} / {a['bw_b_to_a_gbps']} Gb/s, "
               f"p50 {a['lat_p50_us']} us, counters {sorted(a['counters_a'])[:3]}...")
+        check(len(a["lanes_a_to_b_gbps"]) == 2 and len(a["lanes_b_to_a_gbps"]) == 2 and a["qps"] == 2,
+              f"good: {p['a']}-{p['b']} over 2 QPs, per QP: {a['lanes_a_to_b_gbps']} / {a['lanes_b_to_a_gbps']} Gb/s")
         check(a["counters_a"].get("sent_pkts", 0) > 0 and a["counters_b"].get("sent_pkts", 0) > 0,
               f"good: {p['a']}-{p['b']} counter deltas of both ends (sent_pkts {a['counters_a'].get('sent_pkts')}, "
               f"{a['counters_b'].get('sent_pkts')})")
@@ -143,4 +148,10 @@ if d:
                   f"stop: {p['a']}-{p['b']} measured: {a['status']} {a['bw_a_to_b_gbps']} / {a['bw_b_to_a_gbps']} Gb/s")
 sys.exit(1 if bad else 0)
 PY
+# The HTML report of the real runs, rendered in headless Chromium and checked from its DOM.
+for case in "link link:1-2" "node node:3"; do
+  read -r name expect <<<"$case"
+  /usr/bin/python3 "$src/test/report/test_report.py" accept-page "$out/$name.json" 4 "$expect" \
+    ${ACCEPT_SHOT_DIR:+"$ACCEPT_SHOT_DIR/accept_$name.png"} || fail "the $name report"
+done
 echo "ok: fabench-accept on 4 nodes: accepted when good, names the bad link and the bad node, ends when a rank stops"

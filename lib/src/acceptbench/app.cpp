@@ -38,7 +38,7 @@ RunSettings settings_of(const Cli& c) {
 int plan_only(const Cli& c, const accept::Spec& spec) {
   if (c.plan_nodes == 0) throw UsageError("--plan needs --nodes N");
   const accept::Schedule s = build_schedule(c, c.plan_nodes, std::vector<std::string>(c.plan_nodes));
-  const accept::TimeSettings ts{s.rounds.size(), pair_seconds(c), pair_timeout_seconds(c), c.dev.timeout_s,
+  const accept::TimeSettings ts{s.rounds.size(), pair_seconds(c), pair_timeout_seconds(c), 2 * c.dev.timeout_s,
                                 spec.retests};
   std::cout << fmt::format("{} nodes: {} pairs in {} rounds ({})\n", c.plan_nodes, s.pair_count(), s.rounds.size(),
                            c.pairs_file.empty() ? c.schedule : "--pairs " + c.pairs_file);

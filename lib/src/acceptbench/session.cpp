@@ -403,8 +403,9 @@ int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec&
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.name);
   const accept::Schedule schedule = make_schedule(names);
-  const accept::TimeSettings ts{schedule.rounds.size(), settings.pair_s, settings.pair_timeout_s, settings.setup_s,
-                                spec.retests};
+  // A round's setup is two collections (endpoints, then connected), each bounded by setup_s.
+  const accept::TimeSettings ts{schedule.rounds.size(), settings.pair_s, settings.pair_timeout_s,
+                                2 * settings.setup_s, spec.retests};
   std::cerr << fmt::format("fabench-accept: {} nodes, {} pairs in {} rounds ({}); {}\n", nodes.size(),
                            schedule.pair_count(), schedule.rounds.size(),
                            outputs.pairs_file.empty() ? outputs.schedule : "--pairs " + outputs.pairs_file,
