@@ -134,6 +134,10 @@ TEST_CASE("accept: spec file errors name the file and the field", "[accept]") {
   CHECK(spec_error(dir, R"({"min_bw": 0.9})") ==
         "F: \"min_bw\" is not a spec field (fields: port_gbps, min_bw_fraction, min_bidir_fraction, max_p99_us, "
         "outlier_k, outlier_min_fraction, retests, zero_counters, node_bad_fraction)");
+  // A field name with a control character (found by fuzz_accept_spec): escaped, still one line.
+  CHECK(spec_error(dir, R"({"a\nb": 1})") ==
+        "F: \"a\\nb\" is not a spec field (fields: port_gbps, min_bw_fraction, min_bidir_fraction, max_p99_us, "
+        "outlier_k, outlier_min_fraction, retests, zero_counters, node_bad_fraction)");
   CHECK(spec_error(dir, "[1, 2]") == "F: not a JSON object");
   CHECK(spec_error(dir, R"({"retests": 1,})") == "F: not JSON (parse error at byte 15)");
   CHECK(spec_error(dir, R"({"port_gbps": 1e400})") == "F: not JSON (a number out of range)");

@@ -99,7 +99,9 @@ TEST_CASE("accept: a bad attempt is one line naming the origin and the field", "
   CHECK_THROWS_WITH(fabench::accept::attempt_from_json(broken("lat_p50_us", json::value_t::discarded), "rank 3"),
                     Equals("rank 3: missing field lat_p50_us"));
   CHECK_THROWS_WITH(fabench::accept::attempt_from_json(broken("counters_b", json{{"x", 1.5}}), "rank 3"),
-                    Equals("rank 3: counters_b.x must be a whole number (got 1.5)"));
+                    Equals("rank 3: counters_b.\"x\" must be a whole number (got 1.5)"));
+  CHECK_THROWS_WITH(fabench::accept::attempt_from_json(broken("counters_b", json{{"a\nb", "1"}}), "rank 3"),
+                    Equals("rank 3: counters_b.\"a\\nb\" must be a whole number (got \"1\")"));
   CHECK_THROWS_WITH(fabench::accept::attempt_from_json(broken("lanes_a_to_b_gbps", json{1, "x"}), "rank 3"),
                     Equals("rank 3: lanes_a_to_b_gbps must hold numbers >= 0 (got \"x\")"));
   json no_lanes = good;  // reports written before lanes existed

@@ -53,7 +53,8 @@ std::map<std::string, std::int64_t> counters(const json& j, std::string_view ori
   if (!v.is_object()) bad(origin, name, "must be an object of counter deltas", v);
   std::map<std::string, std::int64_t> out;
   for (const auto& [k, x] : v.items()) {
-    if (!x.is_number_integer()) bad(origin, fmt::format("{}.{}", name, k), "must be a whole number", x);
+    // The name as JSON quotes it (a control character escaped): the error stays one line.
+    if (!x.is_number_integer()) bad(origin, fmt::format("{}.{}", name, json(k).dump()), "must be a whole number", x);
     out[k] = x.get<std::int64_t>();
   }
   return out;

@@ -73,7 +73,8 @@ void read_field(std::string_view origin, const std::string& key, const json& v, 
                          : key == "node_bad_fraction"    ? &s.node_bad_fraction
                                                          : nullptr;
     if (slot == nullptr) {
-      fail(origin, fmt::format("\"{}\"", key),
+      // Quoted as JSON (control characters escaped, bad UTF-8 replaced): the line stays one line.
+      fail(origin, json(key).dump(-1, ' ', false, json::error_handler_t::replace),
            fmt::format("is not a spec field (fields: {})", fmt::join(kFields, ", ")));
     }
     *slot = read_number(origin, v, key);
