@@ -191,7 +191,6 @@ TEST_CASE("perftest flags: refused flags say why in one line", "[pair][perftest]
       {L, {"--mmap-offset", "0"}, "--mmap-offset: buffers from an mmap'd file are not supported yet"},
       {B, {"--odp"}, "--odp: on-demand paging is not supported yet"},
       {B, {"--cpu_util"}, "--cpu_util: CPU utilization reports are not supported yet"},
-      {B, {"-W", "counters/port_xmit_data"}, "--report-counters: port counter reports are not supported yet"},
       {L, {"--latency_gap", "5"}, "--latency_gap: a delay between latency iterations is not supported yet"},
       {B, {"-g"}, "--mcg: multicast is not supported"},
       {L, {"-M", "ff0e::1"}, "--MGID: multicast is not supported"},

@@ -114,19 +114,18 @@ std::map<std::string, std::int64_t> counter_deltas(const Counters& before, const
 CounterKind counter_kind(std::string_view full_name) {
   const std::string name = lower(strip_prefix(full_name));
   static constexpr std::array<std::string_view, 14> kTraffic = {
-      "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets",  // IBA
-      "sent_pkts",      "rcvd_pkts",                                               // rxe
-      "tx_pkts",        "rx_pkts",       "tx_bytes",          "rx_bytes",          // bnxt_re
-      "tx_roce_pkts",   "rx_roce_good_pkts", "tx_roce_bytes", "rx_roce_good_bytes"};
+      "port_xmit_data", "port_rcv_data",     "port_xmit_packets", "port_rcv_packets",  // IBA
+      "sent_pkts",      "rcvd_pkts",                                                   // rxe
+      "tx_pkts",        "rx_pkts",           "tx_bytes",          "rx_bytes",          // bnxt_re
+      "tx_roce_pkts",   "rx_roce_good_pkts", "tx_roce_bytes",     "rx_roce_good_bytes"};
   if (std::find(kTraffic.begin(), kTraffic.end(), name) != kTraffic.end()) return CounterKind::kTraffic;
   if (name.find("cnp") != std::string::npos || name.find("ecn") != std::string::npos) {
     return CounterKind::kCongestion;
   }
   if (has_token(name, "err") || has_token(name, "error") || has_token(name, "errors")) return CounterKind::kError;
   static constexpr std::array<std::string_view, 15> kErrorParts = {
-      "discard",  "drop",      "downed",       "retry",       "retrans",      "out_of_seq",
-      "duplicate", "xmit_wait", "timeout",     "nak",         "out_of_buffer", "overrun",
-      "integrity", "slow_restart", "link_error_recovery"};
+      "discard", "drop", "downed",        "retry",   "retrans",   "out_of_seq",   "duplicate",          "xmit_wait",
+      "timeout", "nak",  "out_of_buffer", "overrun", "integrity", "slow_restart", "link_error_recovery"};
   for (const std::string_view part : kErrorParts) {
     if (name.find(part) != std::string::npos) return CounterKind::kError;
   }

@@ -95,9 +95,11 @@ class Loopback {
 
 // The counters of a completed run; false (and SkipWithError) when the
 // results say the run failed after all.
-bool report_run(benchmark::State& state, const TestSpec& spec, const Leader::Outcome& out, const Samples& samples) {
+bool report_run(benchmark::State& state, const TestSpec& spec, const Leader::Outcome& out, const Samples& samples,
+                const CounterSelection& counters) {
   const std::uint64_t wrong = out.mine.wrong + out.theirs.wrong;
   state.counters["wrong"] = static_cast<double>(wrong);
+  set_counter_deltas(state, out.my_counters, out.their_counters, counters);
   if (spec.kind == Kind::kLatency) {
     try {
       harness::set_latency_counters(state, samples.stats(), reports_half_rtt(spec.op));
@@ -123,7 +125,7 @@ bool report_run(benchmark::State& state, const TestSpec& spec, const Leader::Out
 // (halved for write/send: one-way latency). Failures count in `failures`.
 // `warm_up` (--perform_warm_up): one unmeasured run first, then cleared.
 void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec, Samples& samples, int& failures,
-                   bool& warm_up) {
+                   bool& warm_up, const CounterSelection& counters) {
   const auto n = static_cast<std::uint64_t>(state.max_iterations);
   if (leader.dead()) {
     ++failures;
@@ -154,7 +156,7 @@ void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec
     state.SetIterationTime(half ? out.mine.seconds / 2 : out.mine.seconds);
   }
   if (state.error_occurred()) return;
-  if (!report_run(state, spec, out, samples)) ++failures;
+  if (!report_run(state, spec, out, samples, counters)) ++failures;
 }
 
 // Client and loopback: connect, register one benchmark per spec, run them.
@@ -176,6 +178,8 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
   Leader leader(ctrl::Channel::connect(host, port, popts.timeout, chopts), ctx, popts);
   harness::add_fabric_context(ctx, o.loopback ? "loopback" : "client");
   add_pair_context(leader.peer());
+  const CounterSelection counters = counter_selection(o);
+  if (counters.enabled) add_counter_context(ctx, counters);
 
   harness::Registration reg;
   reg.iterations = o.iters;
@@ -186,13 +190,14 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
   for (const auto& spec : specs) {
     harness::register_fabric_benchmark(
         spec.name(),
-        [&leader, &failures, &samples, spec, warm_up = o.perftest.warm_up](benchmark::State& state) mutable {
-          run_benchmark(state, leader, spec, samples, failures, warm_up);
+        [&leader, &failures, &samples, &counters, spec, warm_up = o.perftest.warm_up](benchmark::State& state) mutable {
+          run_benchmark(state, leader, spec, samples, failures, warm_up, counters);
         },
         reg);
   }
   const auto reporter = make_perftest_reporter(o, ctx, leader, specs, samples);
-  const auto checks = run_perftest_rounds(reporter.get(), o.perftest.run_infinitely);
+  const auto display = make_display_reporter();
+  const auto checks = run_perftest_rounds(reporter.get(), display.get(), o.perftest.run_infinitely);
   benchmark::Shutdown();
   if (o.perftest.wait_destroy_s > 0) std::this_thread::sleep_for(std::chrono::seconds(o.perftest.wait_destroy_s));
   leader.goodbye();
@@ -239,6 +244,7 @@ int pair_main(int argc, char** argv, Kind kind) {
   std::vector<TestSpec> specs;
   try {
     check_contradictions(o);
+    popts.counters = !o.serves() && counter_selection(o).enabled;
     popts.max_mem_bytes = harness::parse_bytes(o.max_mem);
     popts.token = ctrl::resolve_token(o.token, o.token_file, ctrl::process_env());
     // --loopback: both ends are in this process, so a random token keeps

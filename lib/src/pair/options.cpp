@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "fabench/ctrl/wire.hpp"
+#include "fabench/harness/counters.hpp"
 
 namespace fabench::pair {
 
@@ -50,6 +51,9 @@ void add_mode_options(CLI::App& app, Options& o) {
       ->check(positive_seconds("--handshake-timeout"));
   app.add_flag("--loopback", o.loopback, "Run both ends in this process (one device, or -d A --peer-device B)");
   app.add_flag("--once", o.once, "Server: exit after the first client");
+  app.add_option("--counters", o.counters,
+                 "Port/hw counter changes of both ends per run: default (bytes, packets, errors, congestion), all, "
+                 "none, or a list of names (as -W)");
   app.add_option("--token", o.token,
                  "Shared secret both ends must prove (visible in ps: prefer --token-file or FABENCH_TOKEN)");
   app.add_option("--token-file", o.token_file, "Read the shared secret from this file (default: FABENCH_TOKEN)");
@@ -153,6 +157,34 @@ void check_contradictions(const Options& o) {
   if (o.rdma_cm) throw UsageError("-R (rdma_cm connection setup) is not available in this version of fabench");
   if (!o.host.empty() && (!o.bind.empty() || o.once)) throw UsageError("--bind and --once are server options");
   if (auto bad = harness::check_path_mtu("-m", o.mtu); !bad.empty()) throw UsageError(bad);
+  static_cast<void>(counter_selection(o));  // its own usage errors
+}
+
+bool CounterSelection::keeps(std::string_view name) const {
+  if (!enabled) return false;
+  return all || harness::counter_selected(name, names);
+}
+
+CounterSelection counter_selection(const Options& o) {
+  const std::string& counters_flag = o.counters;
+  const std::string& w_flag = o.perftest.report_counters;
+  CounterSelection sel;
+  if (!w_flag.empty()) {
+    if (counters_flag != "default") {
+      throw harness::UsageError(
+          fmt::format("-W {} and --counters {} both select counters: give one", w_flag, counters_flag));
+    }
+    sel.names = harness::split_counter_list(w_flag);
+    if (sel.names.empty()) throw harness::UsageError("-W: no counter named (e.g. -W port_xmit_data,out_of_sequence)");
+    return sel;
+  }
+  if (counters_flag == "none") sel.enabled = false;
+  else if (counters_flag == "all") sel.all = true;
+  else if (counters_flag != "default") {
+    sel.names = harness::split_counter_list(counters_flag);
+    if (sel.names.empty()) throw harness::UsageError("--counters: expected default, all, none or a list of names");
+  }
+  return sel;
 }
 
 std::vector<TestSpec> build_specs(const Options& o, Kind kind) {

@@ -1,5 +1,6 @@
 #include "fabench/pair/peer.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <variant>
 
@@ -75,6 +76,47 @@ ctrl::Command expect_command(ctrl::Message msg, const ctrl::Channel& ch) {
       fmt::format("{} sent {} where a command was expected", ch.describe(), ctrl::type_name(ctrl::type_of(msg))));
 }
 
+// This end's port and hw counters (outside any timed loop).
+harness::Counters own_counters(const harness::Context& ctx) {
+  return harness::read_port_counters(ctx.device().name(), ctx.port().port_num);
+}
+
+bool wants_counters(const ctrl::Command& cmd) {
+  return std::any_of(cmd.params.begin(), cmd.params.end(),
+                     [](const auto& kv) { return kv.first == "counters" && kv.second == "1"; });
+}
+
+std::string counters_json(const harness::Counters& before, const harness::Counters& after) {
+  nlohmann::json deltas = nlohmann::json::object();
+  for (const auto& [name, delta] : harness::counter_deltas(before, after)) deltas[name] = delta;
+  return nlohmann::json{{"counters", deltas}, {"counters_read", after.size()}}.dump();
+}
+
+// The follower's counters from its finish Result; not read when it sent none.
+CounterReport parse_counters(const std::string& json) {
+  CounterReport r;
+  if (json.empty()) return r;
+  try {
+    const auto j = nlohmann::json::parse(json);
+    if (!j.contains("counters") || !j["counters"].is_object()) return r;
+    for (const auto& [name, delta] : j["counters"].items()) r.deltas[name] = delta.get<std::int64_t>();
+    r.available = j.value("counters_read", std::size_t{0});
+    r.read = true;
+  } catch (const nlohmann::json::exception& e) {
+    spdlog::warn("the peer's counters are unreadable: {}", e.what());
+    r = CounterReport{};
+  }
+  return r;
+}
+
+CounterReport own_report(const harness::Counters& before, const harness::Counters& after) {
+  CounterReport r;
+  r.read = true;
+  r.available = after.size();
+  r.deltas = harness::counter_deltas(before, after);
+  return r;
+}
+
 // The peer's EndpointExchange, the next message on `ch` in a setup.
 std::vector<verbs::Endpoint> expect_endpoints(ctrl::Channel& ch, milliseconds timeout) {
   ctrl::Message msg = ch.recv(timeout);
@@ -144,13 +186,17 @@ std::unique_ptr<Side> follow_setup(ctrl::Channel& ch, const harness::Context& ct
 }
 
 // "run" then "finish": false when the Side is spent (its QPs in ERROR).
-bool follow_run(ctrl::Channel& ch, Side& side, const PeerOptions& o, const ctrl::Command& cmd) {
+bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Side& side, const PeerOptions& o,
+                const ctrl::Command& cmd) {
   const RunResult prep = prepare_run(side, Role::kFollower);
   if (!prep.ok) {
     ch.send(result(cmd.sequence, ctrl::ResultStatus::kFailed, fmt::format("server: {}", prep.error)));
     return false;
   }
-  ch.send(result(cmd.sequence));  // ready
+  const bool counters = wants_counters(cmd);
+  harness::Counters before;
+  if (counters) before = own_counters(ctx);  // before "ready": no traffic of this run yet
+  ch.send(result(cmd.sequence));             // ready
   RunLimits limits{o.timeout};
   limits.leader = &ch;
   RunResult mine = side.spec().kind == Kind::kLatency
@@ -164,10 +210,13 @@ bool follow_run(ctrl::Channel& ch, Side& side, const PeerOptions& o, const ctrl:
     throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
                           fmt::format("{} sent '{}' during a run", ch.describe(), fin.benchmark));
   }
+  // "finish" comes after the leader's last completion: both ends' traffic is over.
+  const harness::Counters after = counters ? own_counters(ctx) : harness::Counters{};
   if (mine.ok) mine.wrong += check_payload(side, Role::kFollower);
   auto r = result(fin.sequence, mine.ok ? ctrl::ResultStatus::kOk : ctrl::ResultStatus::kFailed,
                   mine.ok ? std::string{} : fmt::format("server: {}", mine.error));
   r.values = to_values(mine);
+  if (counters) r.json = counters_json(before, after);
   ch.send(r);
   return mine.ok;
 }
@@ -194,7 +243,7 @@ void follow(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o
     } else if (cmd.benchmark == "run") {
       if (!side) {
         ch.send(result(cmd.sequence, ctrl::ResultStatus::kFailed, "run before a successful setup"));
-      } else if (!follow_run(ch, *side, o, cmd)) {
+      } else if (!follow_run(ch, ctx, *side, o, cmd)) {
         side.reset();  // its QPs are in the error state now
       }
     } else {
@@ -335,7 +384,14 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     if (samples != nullptr) samples->clear();
     RunResult prep = prepare_run(*side_, Role::kLeader);
     if (!prep.ok) throw std::runtime_error(prep.error);
-    const auto ready = call("run", {}, iterations, options_.timeout);
+    // Counters: read before the follower hears "run" (no traffic of this run yet).
+    harness::Counters before;
+    std::vector<std::pair<std::string, std::string>> run_params;
+    if (options_.counters) {
+      before = own_counters(ctx_);
+      run_params.emplace_back("counters", "1");
+    }
+    const auto ready = call("run", std::move(run_params), iterations, options_.timeout);
     if (ready.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ready.error);
     const RunLimits limits{options_.timeout};
     Outcome out;
@@ -349,7 +405,13 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     // cause when the fault was on its side.
     std::string theirs_error;
     try {
-      out.theirs = from_values(call("finish", {}, 0, options_.timeout * 3));
+      const auto fin = call("finish", {}, 0, options_.timeout * 3);
+      out.theirs = from_values(fin);
+      if (options_.counters) {
+        // After the follower's result: its traffic (bidirectional) is over too.
+        out.my_counters = own_report(before, own_counters(ctx_));
+        out.their_counters = parse_counters(fin.json);
+      }
     } catch (const ctrl::CtrlError& e) {
       if (out.mine.ok) throw;
       theirs_error = e.what();

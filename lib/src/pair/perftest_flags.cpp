@@ -51,7 +51,6 @@ constexpr auto kRefused = std::to_array<Refused>({
     {"--mmap-offset", true, kBoth, "buffers from an mmap'd file are not supported yet"},
     {"--odp", false, kBoth, "on-demand paging is not supported yet"},
     {"--cpu_util", false, kBoth, "CPU utilization reports are not supported yet"},
-    {"-W,--report-counters", true, kBoth, "port counter reports are not supported yet"},
     {"--latency_gap", true, kLat, "a delay between latency iterations is not supported yet"},
     {"-g,--mcg", false, kBoth, "multicast is not supported"},
     {"-M,--MGID", true, kBoth, "multicast is not supported"},
@@ -153,6 +152,10 @@ void add_side_flags(CLI::App& app, PerftestFlags& f) {
       ->group(g);
   app.add_flag("--use_hugepages", f.side.huge_pages, "Buffers on huge pages (fails when none are free)")->group(g);
   app.add_flag("--perform_warm_up", f.warm_up, "One unmeasured run of each benchmark before the measured ones")
+      ->group(g);
+  app.add_option("-W,--report-counters", f.report_counters,
+                 "Report these port/hw counters' changes, e.g. counters/port_xmit_data,hw_counters/out_of_sequence "
+                 "(both ends; perftest table: after each row)")
       ->group(g);
   app.add_option("--force-link", f.force_link, "IB or Ethernet: fail unless the port's link layer is that")
       ->check(CLI::IsMember({"IB", "Ethernet"}))

@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/printf.h>
 
+#include "fabench/harness/counters.hpp"
+#include "fabench/pair/report.hpp"
+
 namespace fabench::pair {
 
 namespace {
@@ -59,6 +62,12 @@ std::string address_lines(const char* who, const std::vector<verbs::Endpoint>& e
 }
 
 }  // namespace
+
+std::string perftest_counters(const std::vector<std::pair<std::string, std::int64_t>>& named) {
+  std::string out;
+  for (const auto& [name, delta] : named) out += fmt::format("\t{}={}\n", name, delta);
+  return out + "\n";
+}
 
 std::string perftest_rule(Kind /*kind*/) { return std::string(87, '-') + "\n"; }
 
@@ -251,6 +260,7 @@ void PerftestReporter::report_bw(const TestSpec& spec, const Run& run, double pe
   if (flags_.output == "bandwidth") return print(fmt::sprintf("%f\n", row.average));
   if (flags_.output == "message_rate") return print(fmt::sprintf("%f\n", row.msg_rate_mpps));
   print(perftest_bw_row(row, gbits));
+  print_counters(run);
   if (flags_.report_both && spec.bidirectional) {
     // perftest's sections after the sum: this end's sending ("Local", the
     // leader's own timing), then the other end's ("Remote", its timing).
@@ -290,9 +300,30 @@ void PerftestReporter::report_lat(const TestSpec& spec, const Run& run) {
   if (duration_) {
     // The manual time of write/send is half the round trips' (one-way latency); tps counts round trips.
     const double seconds = run.real_accumulated_time * (reports_half_rtt(spec.op) ? 2 : 1);
-    return print(perftest_lat_duration_row(row, seconds));
+    print(perftest_lat_duration_row(row, seconds));
+    return print_counters(run);
   }
   print(perftest_lat_row(row));
+  print_counters(run);
+}
+
+void PerftestReporter::print_counters(const Run& run) {
+  if (flags_.report_counters.empty()) return;
+  // This end's changes ("ctr:NAME", set_counter_deltas), under the names the
+  // user gave; a counter that did not move (or does not exist) prints 0.
+  std::vector<std::pair<std::string, std::int64_t>> named;
+  for (const auto& want : harness::split_counter_list(flags_.report_counters)) {
+    std::int64_t value = 0;
+    for (const auto& [key, counter] : run.counters) {
+      if (!key.starts_with(kCounterPrefix)) continue;
+      if (harness::counter_selected(std::string_view(key).substr(kCounterPrefix.size()), {want})) {
+        value = static_cast<std::int64_t>(counter.value);
+        break;
+      }
+    }
+    named.emplace_back(want, value);
+  }
+  print(perftest_counters(named));
 }
 
 void PerftestReporter::check_limits(const TestSpec& spec, const PerftestBwRow& row) {

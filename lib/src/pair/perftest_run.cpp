@@ -6,6 +6,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "fabench/pair/report.hpp"
+
 namespace fabench::pair {
 
 namespace {
@@ -52,7 +54,7 @@ std::unique_ptr<PerftestReporter> make_perftest_reporter(const Options& o, const
   const PerftestFlags& f = o.perftest;
   if (!f.needs_rows()) return nullptr;
   std::unique_ptr<benchmark::BenchmarkReporter> inner;
-  if (!f.perftest_format()) inner.reset(benchmark::CreateDefaultDisplayReporter());
+  if (!f.perftest_format()) inner = make_display_reporter();
   const SideOptions side_options = f.side;
   auto banner = [&ctx, &leader, side_options](const TestSpec& spec) {
     return banner_for(ctx, leader, side_options, spec);
@@ -61,11 +63,12 @@ std::unique_ptr<PerftestReporter> make_perftest_reporter(const Options& o, const
   return std::make_unique<PerftestReporter>(f, specs, duration, banner, &samples, std::move(inner));
 }
 
-std::vector<std::string> run_perftest_rounds(PerftestReporter* reporter, bool run_infinitely) {
+std::vector<std::string> run_perftest_rounds(PerftestReporter* reporter, benchmark::BenchmarkReporter* display,
+                                             bool run_infinitely) {
   if (run_infinitely) install_stop_handler();
   std::vector<std::string> failures;
   do {
-    benchmark::RunSpecifiedBenchmarks(reporter);
+    benchmark::RunSpecifiedBenchmarks(reporter != nullptr ? reporter : display);
     if (reporter != nullptr) failures = reporter->failures();
   } while (run_infinitely && g_stop_rounds == 0);
   return failures;

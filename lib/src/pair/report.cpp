@@ -1,8 +1,13 @@
 #include "fabench/pair/report.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "fabench/harness/counters.hpp"
 
 namespace fabench::pair {
 
@@ -35,6 +40,80 @@ void add_pair_context(const PeerInfo& peer) {
   add("peer_link_layer", peer.link_layer);
   add("peer_active_mtu", std::to_string(peer.active_mtu_bytes));
   add("peer_fabench_version", peer.version);
+}
+
+void set_counter_deltas(benchmark::State& state, const CounterReport& mine, const CounterReport& theirs,
+                        const CounterSelection& selection) {
+  if (!selection.enabled) return;
+  int moved = 0;
+  auto add = [&](std::string_view prefix, const CounterReport& r) {
+    for (const auto& [name, delta] : r.deltas) {
+      if (!selection.keeps(name)) continue;
+      state.counters[std::string(prefix) + name] = static_cast<double>(delta);
+      if (harness::counter_kind(name) == harness::CounterKind::kError ||
+          harness::counter_kind(name) == harness::CounterKind::kCongestion) {
+        ++moved;
+      }
+    }
+  };
+  add(kCounterPrefix, mine);
+  add(kPeerCounterPrefix, theirs);
+  if (mine.available > 0 || theirs.available > 0) state.counters[std::string(kCounterSummary)] = moved;
+}
+
+void add_counter_context(const harness::Context& ctx, const CounterSelection& selection) {
+  std::string set = "default set (bytes, packets, errors, congestion)";
+  if (selection.all) set = "all";
+  if (!selection.names.empty()) set = fmt::format("{}", fmt::join(selection.names, ","));
+  benchmark::AddCustomContext("counters",
+                              fmt::format("{}; ctr:NAME, peer_ctr:NAME = change of counter NAME on this end, the "
+                                          "server's, over a run (kernel units: port_*_data in 4-byte words); "
+                                          "ctr_err = error/congestion counters that moved",
+                                          set));
+  if (selection.names.empty()) return;
+  const auto local = harness::read_port_counters(ctx.device().name(), ctx.port().port_num);
+  for (const auto& want : selection.names) {
+    const bool found = std::any_of(local.begin(), local.end(),
+                                   [&want](const auto& kv) { return harness::counter_selected(kv.first, {want}); });
+    if (!found) {
+      spdlog::warn("counter '{}': {} port {} has no such counter under {} (it reports 0 here unless the peer has it)",
+                   want, ctx.device().name(), ctx.port().port_num, harness::kSysfsInfiniband);
+    }
+  }
+}
+
+namespace {
+
+// Passes every call on to Google Benchmark's display reporter; a console one
+// gets the runs without the per-counter deltas (they go to JSON, CSV and
+// --benchmark_out). Google Benchmark owns its display reporter (a static
+// object, CreateDefaultDisplayReporter), so this holds it without owning it.
+class DisplayReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit DisplayReporter(benchmark::BenchmarkReporter* inner)
+      : inner_(inner), compact_(dynamic_cast<benchmark::ConsoleReporter*>(inner) != nullptr) {}
+  bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& reports) override {
+    if (!compact_) return inner_->ReportRuns(reports);
+    std::vector<Run> runs = reports;
+    for (auto& r : runs) {
+      std::erase_if(r.counters, [](const auto& kv) {
+        return kv.first.starts_with(kCounterPrefix) || kv.first.starts_with(kPeerCounterPrefix);
+      });
+    }
+    inner_->ReportRuns(runs);
+  }
+  void Finalize() override { inner_->Finalize(); }
+
+ private:
+  benchmark::BenchmarkReporter* inner_;
+  bool compact_;
+};
+
+}  // namespace
+
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter() {
+  return std::make_unique<DisplayReporter>(benchmark::CreateDefaultDisplayReporter());
 }
 
 }  // namespace fabench::pair

@@ -47,10 +47,10 @@ using CounterDeltas = std::map<std::string, std::int64_t>;
 
 // What a counter is about, for reports that show a summary of many.
 enum class CounterKind {
-  kTraffic,  // bytes and packets moved (port_xmit_data, sent_pkts, rx_write_requests, ...)
-  kError,    // errors, drops, retransmissions, out-of-sequence, link events, xmit wait
+  kTraffic,     // bytes and packets moved (port_xmit_data, port_rcv_packets, sent_pkts, ...)
+  kError,       // errors, drops, retransmissions, out-of-sequence, link events, xmit wait
   kCongestion,  // CNP / ECN (np_cnp_sent, rp_cnp_handled, np_ecn_marked_roce_packets, ...)
-  kOther,    // anything else (multicast, VL15, per-opcode hw counters not listed)
+  kOther,       // anything else (multicast, VL15, per-opcode hw counters not listed)
 };
 // Classifies a counter by its name (as read_port_counters names it, the
 // "hw_counters/" or "device/hw_counters/" prefix ignored) from the names

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -49,10 +50,22 @@ struct Options {
   bool once = false;
   std::optional<std::string> token;  // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
   std::optional<std::string> token_file;
-  PerftestFlags perftest;  // the rest of perftest's flags (perftest_flags.hpp)
+  std::string counters = "default";  // --counters: default, all, none or a list of names
+  PerftestFlags perftest;            // the rest of perftest's flags (perftest_flags.hpp)
 
   [[nodiscard]] bool serves() const noexcept { return host.empty() && !loopback; }
 };
+
+// Which port/hw counters a run reports (--counters, -W; docs/perftest.md).
+struct CounterSelection {
+  bool enabled = true;             // --counters none: nothing is read
+  bool all = false;                // --counters all: every counter that moved
+  std::vector<std::string> names;  // -W / --counters LIST; empty (and !all): the default set
+  [[nodiscard]] bool keeps(std::string_view name) const;
+};
+// From --counters (default, all, none or a list of names) and -W (a list);
+// both given (-W and a --counters other than default) is a harness::UsageError.
+[[nodiscard]] CounterSelection counter_selection(const Options& o);
 
 // The flags of fabench-lat (Kind::kLatency) or fabench-bw (Kind::kBandwidth).
 void add_options(CLI::App& app, Options& o, Kind kind);

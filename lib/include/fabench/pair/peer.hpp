@@ -17,6 +17,15 @@
 //                                <-     Result values {ok, seconds, messages, bytes, received, wrong}
 //   ... Goodbye                  ->     back to accepting the next client
 //
+// Counters (PeerOptions::counters): the leader's "run" carries the parameter
+// counters=1; the follower then reads its port and hw counters
+// (harness/counters.hpp) before it says "ready" and again when "finish"
+// comes (outside the timed loop: before the run's traffic, after both ends'), and its
+// finish Result carries {"counters": {NAME: delta, ...}, "counters_read": N}
+// as json: the non-zero changes and how many counters it could read. The
+// leader reads its own around the same points. A follower of an older
+// version ignores the parameter and sends no json: no peer counters.
+//
 // Beside this, the leader sends a Keepalive about every second for as long as
 // the conversation lasts (from a thread of its own), and the follower watches
 // its control socket even while it runs (RunLimits::leader). So a leader that
@@ -41,6 +50,7 @@
 
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/harness/context.hpp"
+#include "fabench/harness/counters.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/pair/engines.hpp"
 #include "fabench/pair/side.hpp"
@@ -53,6 +63,14 @@ struct PeerOptions {
   std::chrono::milliseconds handshake{3'000};  // server: a new connection's Hello must come within this
   std::string token;                           // shared secret both ends prove (ctrl/token.hpp); empty: none
   SideOptions side;                            // this end's own QP and buffer choices
+  bool counters = false;                       // leader: read both ends' counters around each run
+};
+
+// One end's counter changes over one run.
+struct CounterReport {
+  bool read = false;              // this end was asked and answered
+  std::size_t available = 0;      // counters it could read (0: none exposed or readable)
+  harness::CounterDeltas deltas;  // the non-zero changes, every counter (selection is the reporter's)
 };
 
 // What the follower tells the leader about its end, once per connection.
@@ -88,6 +106,8 @@ class Leader {
   struct Outcome {
     RunResult mine;
     RunResult theirs;
+    CounterReport my_counters;     // with PeerOptions::counters
+    CounterReport their_counters;  // idem, when the follower sent them
   };
   // Sets up (when spec differs from the last) and runs `iterations` on both
   // ends. `samples` must have capacity for `iterations` (latency only).

@@ -33,8 +33,9 @@ struct PerftestFlags {
   bool warm_up = false;       // --perform_warm_up
   bool run_infinitely = false;
   unsigned wait_destroy_s = 0;
-  std::string force_link;  // "IB" or "Ethernet": the port must be that
-  SideOptions side;        // -u -L --pkey_index -o -X --use_hugepages
+  std::string force_link;       // "IB" or "Ethernet": the port must be that
+  std::string report_counters;  // -W: counter names, comma-separated (perftest prints their changes per row)
+  SideOptions side;             // -u -L --pkey_index -o -X --use_hugepages
   // "FLAG: why", one per refused flag given, in command-line order.
   std::vector<std::string> refused;
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -75,6 +76,9 @@ struct PerftestLatRow {  // microseconds
                                         const std::vector<std::string>& all_rows);
 [[nodiscard]] std::string perftest_json_bw(const PerftestBwRow& row, const std::string& output);
 [[nodiscard]] std::string perftest_json_lat(const PerftestLatRow& row, const std::string& output);
+// -W: each named counter's change, "\tNAME=DELTA" in the order given, then
+// an empty line, as perftest prints them after a row.
+[[nodiscard]] std::string perftest_counters(const std::vector<std::pair<std::string, std::int64_t>>& named);
 // MB/sec (2^20 B/s) or Gb/sec (1e9 bit/s) from Gb/s.
 [[nodiscard]] double perftest_bw_unit(double gbps, bool gbits) noexcept;
 
@@ -105,6 +109,7 @@ class PerftestReporter : public benchmark::BenchmarkReporter {
   void report_lat(const TestSpec& spec, const Run& run);
   void start_group(const TestSpec& spec);
   void check_limits(const TestSpec& spec, const PerftestBwRow& row);
+  void print_counters(const Run& run);
   void print(const std::string& text);
 
   PerftestFlags flags_;

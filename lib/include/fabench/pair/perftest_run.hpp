@@ -25,9 +25,11 @@ namespace fabench::pair {
                                                                        const harness::Samples& samples);
 
 // Runs the registered benchmarks once, or with --run_infinitely again and
-// again until SIGINT or SIGTERM (a second signal ends the process at once).
+// again until SIGINT or SIGTERM (a second signal ends the process at once),
+// reporting to `reporter` when there is one, else to `display`.
 // Returns the failed checks' lines (limits, JSON) of every round.
-[[nodiscard]] std::vector<std::string> run_perftest_rounds(PerftestReporter* reporter, bool run_infinitely);
+[[nodiscard]] std::vector<std::string> run_perftest_rounds(PerftestReporter* reporter,
+                                                           benchmark::BenchmarkReporter* display, bool run_infinitely);
 
 // --perform_warm_up: the iterations of the unmeasured run before a
 // benchmark's first measured one.
