@@ -107,8 +107,9 @@ TEST_CASE("accept: a bad attempt is one line naming the origin and the field", "
   json no_lanes = good;  // reports written before lanes existed
   no_lanes.erase("lanes_a_to_b_gbps");
   CHECK(fabench::accept::attempt_from_json(no_lanes, "t").lanes_a_to_b_gbps.empty());
-  CHECK_THROWS_AS(fabench::accept::pair_result_from_json(json{{"a", 0}, {"b", 1}, {"round", 0}, {"attempts", json::array()}}, "t"),
-                  AcceptError);
+  CHECK_THROWS_AS(
+      fabench::accept::pair_result_from_json(json{{"a", 0}, {"b", 1}, {"round", 0}, {"attempts", json::array()}}, "t"),
+      AcceptError);
 }
 
 TEST_CASE("acceptbench: combine takes each measurement from the side that made it", "[accept]") {

@@ -34,14 +34,16 @@ TEST_CASE("acceptbench: flags override the spec file field by field", "[accept]"
   CHECK(fabench::acceptbench::build_spec(parse({"--zero-counters", ""})).zero_counters.empty());
   CHECK_THROWS_WITH(fabench::acceptbench::build_spec(parse({"--min-bw-fraction", "1.5"})),
                     Equals("spec: min_bw_fraction must be a number within 0..1 (got 1.5)"));
-  CHECK_THROWS_AS(fabench::acceptbench::build_spec(parse({"--spec", tmp.write("x", "").parent_path().string() + "/missing.json"})),
-                  UsageError);
+  CHECK_THROWS_AS(
+      fabench::acceptbench::build_spec(parse({"--spec", tmp.write("x", "").parent_path().string() + "/missing.json"})),
+      UsageError);
 }
 
 TEST_CASE("acceptbench: sizes, schedules and the pair's time limits", "[accept]") {
   CHECK(fabench::acceptbench::bw_bytes(parse({})) == (1U << 20));
   CHECK(fabench::acceptbench::bw_bytes(parse({"-s", "64K"})) == 65536);
-  CHECK_THROWS_WITH(fabench::acceptbench::bw_bytes(parse({"-s", "2G"})), Equals("-s must be from 1 to 1G bytes (got 2G)"));
+  CHECK_THROWS_WITH(fabench::acceptbench::bw_bytes(parse({"-s", "2G"})),
+                    Equals("-s must be from 1 to 1G bytes (got 2G)"));
   CHECK_THROWS_WITH(fabench::acceptbench::bw_bytes(parse({"-s", "x"})), Contains("-s: 'x' is not a size"));
   const std::vector<std::string> names{"h0", "h1", "h2", "h3", "h4"};
   CHECK(fabench::acceptbench::build_schedule(parse({}), 5, names).rounds.size() == 5);

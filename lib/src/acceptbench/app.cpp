@@ -60,19 +60,19 @@ int run(const Cli& c, const accept::Spec& spec) {
   RunSettings s = settings_of(c);
   auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
   s.plan.spin_before_yield = world::spin_before_yield(c.ranks, boot);
-  if (boot.size() < 2) throw UsageError("fabench-accept needs at least 2 ranks (mpirun -np N, srun -n N, fabench-launch -n N)");
+  if (boot.size() < 2)
+    throw UsageError("fabench-accept needs at least 2 ranks (mpirun -np N, srun -n N, fabench-launch -n N)");
   const bool leader = boot.rank() == 0;
   if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::warn);
   world::require_same_benchmarks(
-      boot, fmt::format("accept s={} D={} q={} t={} u={} lat={} timeout={}", s.link.bw_bytes, c.seconds, c.qps,
-                        c.depth, c.qp_timeout, c.lat_iters, c.dev.timeout_s));
+      boot, fmt::format("accept s={} D={} q={} t={} u={} lat={} timeout={}", s.link.bw_bytes, c.seconds, c.qps, c.depth,
+                        c.qp_timeout, c.lat_iters, c.dev.timeout_s));
   const harness::Context ctx(world::context_for_rank(c.dev, boot.rank()));
   spdlog::debug("rank {} of {} on {} port {}", boot.rank(), boot.size(), ctx.device().name(), ctx.port().port_num);
   if (!leader) return follow(boot, ctx, s);
   const LeadOutputs out{c.json_out, c.junit_out, c.pairs_file, c.schedule};
-  return lead(boot, ctx, spec, s, out, [&c, &boot](const std::vector<std::string>& names) {
-    return build_schedule(c, boot.size(), names);
-  });
+  return lead(boot, ctx, spec, s, out,
+              [&c, &boot](const std::vector<std::string>& names) { return build_schedule(c, boot.size(), names); });
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--json", c.json_out, "Write the whole run as JSON (for fabench-report) to this file");
   app.add_option("--junit", c.junit_out, "Write JUnit XML (one testcase per pair) to this file");
   app.add_flag("--plan", c.plan, "Print the schedule and the time bound for --nodes N; no RDMA");
-  app.add_option("--nodes", c.plan_nodes, "With --plan: the node count")->check(harness::whole_number("--nodes", 2, 8192));
+  app.add_option("--nodes", c.plan_nodes, "With --plan: the node count")
+      ->check(harness::whole_number("--nodes", 2, 8192));
 }
 
 accept::Spec build_spec(const Cli& c) {

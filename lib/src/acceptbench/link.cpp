@@ -67,9 +67,8 @@ std::vector<verbs::Endpoint> PairLink::endpoints() const {
 
 void PairLink::connect(std::span<const verbs::Endpoint> remote) {
   if (remote.size() != qps_.size()) {
-    throw std::runtime_error(
-        fmt::format("the partner offers {} QP(s), this side has {} (--qps differs between ranks?)", remote.size(),
-                    qps_.size()));
+    throw std::runtime_error(fmt::format("the partner offers {} QP(s), this side has {} (--qps differs between ranks?)",
+                                         remote.size(), qps_.size()));
   }
   if (remote.front().length < kBwOffset + options_.bw_bytes) {
     throw std::runtime_error(fmt::format("the partner's arena holds {} bytes, {} needed (-s differs between ranks?)",

@@ -49,11 +49,12 @@ class Runner {
     } else if (++empty_ > plan_.spin_before_yield) {
       sched_yield();
     }
-    if (dog.stalled(progress)) return !fail(Status::kTimeout, fmt::format("timeout: {}: nothing from {} for {:.0f} s",
-                                                                        what, plan_.partner, dog.stall_seconds()));
+    if (dog.stalled(progress))
+      return !fail(Status::kTimeout,
+                   fmt::format("timeout: {}: nothing from {} for {:.0f} s", what, plan_.partner, dog.stall_seconds()));
     if (dog.due() && now_ns() > deadline_) {
-      return !fail(Status::kTimeout, fmt::format("timeout: {}: the pair ran past its limit of {:.0f} s", what,
-                                                 plan_.limit_s));
+      return !fail(Status::kTimeout,
+                   fmt::format("timeout: {}: the pair ran past its limit of {:.0f} s", what, plan_.limit_s));
     }
     return false;
   }
@@ -274,11 +275,11 @@ Attempt measure_pair(PairLink& link, Side side, const PairPlan& plan, const std:
   double& mine = a ? out.bw_a_to_b_gbps : out.bw_b_to_a_gbps;
   std::vector<double>& lanes = a ? out.lanes_a_to_b_gbps : out.lanes_b_to_a_gbps;
   std::vector<double> lat;
-  const bool ok = r.step(1, "start") &&                                               //
+  const bool ok = r.step(1, "start") &&                                              //
                   (!a || !std::isnan(mine = r.stream("bandwidth A->B", &lanes))) &&  //
-                  r.step(2, "bandwidth A->B") &&                                      //
+                  r.step(2, "bandwidth A->B") &&                                     //
                   (a || !std::isnan(mine = r.stream("bandwidth B->A", &lanes))) &&   //
-                  r.step(3, "bandwidth B->A") &&                                      //
+                  r.step(3, "bandwidth B->A") &&                                     //
                   !std::isnan(out.bw_bidir_gbps = r.stream("bidirectional bandwidth", nullptr)) &&
                   r.step(4, "bidirectional bandwidth") && r.ping_pong(lat) && r.step(5, "latency");
   if (a) latency_stats(lat, out);

@@ -95,15 +95,16 @@ class Leader {
  private:
   struct Live {
     Pair pair;
-    std::optional<std::string> ends[2];       // endpoints (hex) of a and b
-    std::optional<Attempt> halves[2];         // what a and b measured
-    std::string failure;                      // a setup failure, one line
+    std::optional<std::string> ends[2];  // endpoints (hex) of a and b
+    std::optional<Attempt> halves[2];    // what a and b measured
+    std::string failure;                 // a setup failure, one line
   };
   void send(std::uint32_t r, const ctrl::Message& m);
   // Waits until every rank of `from` answered `seq` or the deadline passed; a rank that closed,
   // sent garbage or stayed silent is dead afterwards.
   std::map<std::uint32_t, ctrl::Result> collect(std::vector<std::uint32_t> from, std::uint64_t seq,
-                                                std::chrono::steady_clock::time_point deadline, const std::string& what);
+                                                std::chrono::steady_clock::time_point deadline,
+                                                const std::string& what);
   void mark_dead(std::uint32_t r, std::string why);
   void setup(std::vector<Live>& live, std::size_t round_no, std::unique_ptr<PairLink>& mine, int& my_side);
   void connect(std::vector<Live>& live, std::unique_ptr<PairLink>& mine, int my_side);
@@ -200,8 +201,10 @@ void Leader::setup(std::vector<Live>& live, std::size_t round_no, std::unique_pt
         }
         continue;
       }
-      send(r, ctrl::Command{seq, "setup",
-                            {{"partner", std::to_string(ends[1 - side])}, {"side", side == 0 ? "A" : "B"},
+      send(r, ctrl::Command{seq,
+                            "setup",
+                            {{"partner", std::to_string(ends[1 - side])},
+                             {"side", side == 0 ? "A" : "B"},
                              {"round", std::to_string(round_no)}},
                             0});
       asked.push_back(r);
@@ -404,8 +407,8 @@ int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec&
   for (const auto& n : nodes) names.push_back(n.name);
   const accept::Schedule schedule = make_schedule(names);
   // A round's setup is two collections (endpoints, then connected), each bounded by setup_s.
-  const accept::TimeSettings ts{schedule.rounds.size(), settings.pair_s, settings.pair_timeout_s,
-                                2 * settings.setup_s, spec.retests};
+  const accept::TimeSettings ts{schedule.rounds.size(), settings.pair_s, settings.pair_timeout_s, 2 * settings.setup_s,
+                                spec.retests};
   std::cerr << fmt::format("fabench-accept: {} nodes, {} pairs in {} rounds ({}); {}\n", nodes.size(),
                            schedule.pair_count(), schedule.rounds.size(),
                            outputs.pairs_file.empty() ? outputs.schedule : "--pairs " + outputs.pairs_file,
@@ -504,9 +507,8 @@ int follow(ctrl::Bootstrap& boot, const harness::Context& ctx, const RunSettings
       } else if (cmd->benchmark == "go" && link) {
         PairPlan plan = settings.plan;
         plan.partner = boot.describe_rank(partner);
-        res.json = accept::attempt_to_json(
-                       measure_pair(*link, side, plan, ctx.device().name(), ctx.port().port_num))
-                       .dump();
+        res.json =
+            accept::attempt_to_json(measure_pair(*link, side, plan, ctx.device().name(), ctx.port().port_num)).dump();
         link.reset();
       } else {
         throw std::runtime_error(fmt::format("unexpected command {}", cmd->benchmark));

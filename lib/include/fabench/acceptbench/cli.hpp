@@ -45,7 +45,7 @@ void add_options(CLI::App& app, Cli& c);
 // The schedule for n nodes (names for --pairs). UsageError, one line.
 [[nodiscard]] accept::Schedule build_schedule(const Cli& c, std::uint32_t n, const std::vector<std::string>& names);
 // The printed bound's inputs for a schedule of `rounds` rounds.
-[[nodiscard]] double pair_seconds(const Cli& c);       // the planned length of one pair
+[[nodiscard]] double pair_seconds(const Cli& c);          // the planned length of one pair
 [[nodiscard]] double pair_timeout_seconds(const Cli& c);  // its hard limit
 // What --help prints after the flags: schedules, the spec, the outputs, the exit status.
 [[nodiscard]] std::string help_footer();

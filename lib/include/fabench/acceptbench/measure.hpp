@@ -31,13 +31,13 @@
 namespace fabench::acceptbench {
 
 struct PairPlan {
-  double seconds = 1.0;           // per bandwidth phase
-  std::uint32_t lat_iters = 1000; // latency round trips (after 16 warm-up ones)
+  double seconds = 1.0;            // per bandwidth phase
+  std::uint32_t lat_iters = 1000;  // latency round trips (after 16 warm-up ones)
   std::chrono::milliseconds stall{30'000};
-  double limit_s = 60;            // the whole pair, from measure_pair's start: a slow but moving
-                                  // partner (a link in a retry storm) cannot hold it longer
+  double limit_s = 60;                    // the whole pair, from measure_pair's start: a slow but moving
+                                          // partner (a link in a retry storm) cannot hold it longer
   std::uint32_t spin_before_yield = ~0U;  // empty polls before sched_yield() (0: ranks share cores)
-  std::string partner;            // "rank 3 (host-b)", for error lines
+  std::string partner;                    // "rank 3 (host-b)", for error lines
 };
 
 enum class Side : std::uint8_t { kA, kB };
@@ -48,8 +48,8 @@ enum class Side : std::uint8_t { kA, kB };
 // bw_bidir_gbps. It crosses to rank 0 as attempt_to_json (result_json.hpp). Never throws for what
 // the partner or the fabric does; throws only for a local verbs error (a post this end's provider
 // refuses).
-[[nodiscard]] accept::Attempt measure_pair(PairLink& link, Side side, const PairPlan& plan,
-                                           const std::string& device, std::uint8_t port);
+[[nodiscard]] accept::Attempt measure_pair(PairLink& link, Side side, const PairPlan& plan, const std::string& device,
+                                           std::uint8_t port);
 
 // The two halves of one attempt, as judge() takes it: the status is the worse of the two (a
 // timeout over a failure over ok; the reason names the side), measurements come from the side
