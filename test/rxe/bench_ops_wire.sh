@@ -50,4 +50,7 @@ ok "event mode (completion channel) for bandwidth and latency"
 
 kill -0 "$SERVER_PID" || fail "the server died during the sweep"
 grep -q "error" "$WORK/lat-server.log" && { cat "$WORK/lat-server.log"; fail "server logged errors"; }
-ok "one server served $(grep -c 'said goodbye' "$WORK/lat-server.log") clients without error"
+# Seven client runs above, each one session: seven goodbyes, no more, no fewer.
+n=$(grep -c 'said goodbye' "$WORK/lat-server.log" || true)
+((n == 7)) || { cat "$WORK/lat-server.log"; fail "the server logged $n goodbyes, expected the 7 clients"; }
+ok "one server served the 7 clients without error"

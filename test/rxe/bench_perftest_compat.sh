@@ -132,5 +132,14 @@ rc=0
 timeout 60 tail --pid="$inf" -f /dev/null || fail "--run_infinitely did not stop after SIGINT"
 wait "$inf" || rc=$?
 ((rc == 0)) || { cat "$WORK/fb-inf.txt"; fail "--run_infinitely exited $rc after SIGINT"; }
-(($(grep -c '^ *4096 ' "$WORK/fb-inf.txt") >= 2)) || { cat "$WORK/fb-inf.txt"; fail "--run_infinitely: fewer than 2 rounds"; }
-ok "--run_infinitely: $(grep -c '^ *4096 ' "$WORK/fb-inf.txt") rounds, stopped by SIGINT with exit 0"
+# How many rounds fit before the SIGINT is open (at least the 2 waited for);
+# what each one printed is not: every 4096 line is one whole row (bytes,
+# iterations > 0, peak >= 0, average and message rate > 0), nothing else
+# starts with 4096 and nothing says error.
+rounds=$(grep -c '^ *4096 ' "$WORK/fb-inf.txt" || true)
+whole=$(awk '$1 == "4096" && NF == 5 && $2 ~ /^[1-9][0-9]*$/ && $3 ~ /^[0-9]+\.[0-9]+$/ &&
+             $4 ~ /^[0-9]+\.[0-9]+$/ && $4 + 0 > 0 && $5 ~ /^[0-9]+\.[0-9]+$/ && $5 + 0 > 0' "$WORK/fb-inf.txt" | wc -l)
+((rounds >= 2 && whole == rounds)) ||
+  { cat "$WORK/fb-inf.txt"; fail "--run_infinitely: $rounds rows of 4096, $whole of them whole rows (want >= 2, all whole)"; }
+grep -qi "error" "$WORK/fb-inf.txt" && { cat "$WORK/fb-inf.txt"; fail "--run_infinitely printed an error"; }
+ok "--run_infinitely: $rounds rounds, each a whole row, stopped by SIGINT with exit 0"
