@@ -12,7 +12,7 @@
 # per matrix, the culprit marked and nothing else (ACCEPT_SHOT_DIR=DIR keeps screenshots).
 # The thresholds are absolute (--port-gbps 0.1 --min-bw-fraction 0.1: 10 Mb/s per direction)
 # because 4 nodes give 6 pairs, fewer than the fleet rule's 8, and the TCG guest's healthy
-# pairs run at 30-150 Mb/s; the faults cut a path to 2 Mb/s or lose 10 % of its packets.
+# pairs run at 20-450 Mb/s; the faults cut a path to 2 Mb/s or lose 10 % of its packets.
 set -euo pipefail
 src=${1:?usage: $0 SOURCE_DIR BUILD_DIR}
 build=${2:?usage: $0 SOURCE_DIR BUILD_DIR}
