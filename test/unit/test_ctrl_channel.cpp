@@ -62,7 +62,7 @@ TEST_CASE("messages cross a loopback channel intact, both ways", "[ctrl][channel
   // A large message (many endpoints) crosses in several socket writes.
   EndpointExchange big{1, std::vector<fabench::verbs::Endpoint>(100'000)};
   for (std::uint32_t i = 0; i < big.endpoints.size(); ++i) big.endpoints[i].qpn = i;
-  std::thread sender([&] { client.send(big, 10s); });
+  std::thread sender([&client = client, &big] { client.send(big, 10s); });
   const auto got = std::get<EndpointExchange>(server.recv(10s));
   sender.join();
   CHECK(got == big);
@@ -100,7 +100,7 @@ TEST_CASE("a silent peer times out, named, on time", "[ctrl][channel]") {
   client.send(Hello{kProtocolVersion, "0.1.0", "host-b", 3, 8});
   (void)server.exchange_hello(Hello{kProtocolVersion, "0.1.0", "host-a", 0, 8}, 2s);
   const auto t0 = Clock::now();
-  const auto e = catch_ctrl([&] { (void)server.recv(300ms); });
+  const auto e = catch_ctrl([&server = server] { (void)server.recv(300ms); });
   const double elapsed = seconds_since(t0);
   CHECK(e.kind() == CtrlError::Kind::kTimeout);
   CHECK(std::string(e.what()) == "peer rank 3 (host-b " + server.peer_address() + ") silent for 300 ms");
@@ -118,12 +118,12 @@ TEST_CASE("a peer that stops mid-message times out as such", "[ctrl][channel]") 
 TEST_CASE("a peer that closes is reported at once, not after the timeout", "[ctrl][channel]") {
   auto [client, server] = connect_pair();
   server.set_peer(5, "host-c");
-  std::thread closer([&] {
+  std::thread closer([&client = client] {
     std::this_thread::sleep_for(100ms);
     client.close();
   });
   const auto t0 = Clock::now();
-  const auto e = catch_ctrl([&] { (void)server.recv(10s); });
+  const auto e = catch_ctrl([&server = server] { (void)server.recv(10s); });
   closer.join();
   CHECK(e.kind() == CtrlError::Kind::kClosed);
   CHECK(std::string(e.what()) == "peer rank 5 (host-c " + server.peer_address() + ") closed the connection");
@@ -157,7 +157,7 @@ TEST_CASE("garbage and oversized frames are refused, naming the peer", "[ctrl][c
     auto [client, server] = connect_pair();
     const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     REQUIRE(::send(client.fd(), http.data(), http.size(), MSG_NOSIGNAL) > 0);
-    const auto e = catch_ctrl([&] { (void)server.recv(2s); });
+    const auto e = catch_ctrl([&server = server] { (void)server.recv(2s); });
     CHECK(e.kind() == CtrlError::Kind::kMalformed);
     CHECK_THAT(e.what(), Catch::Contains("bad magic") && Catch::Contains("(from peer 127.0.0.1:"));
   }
@@ -190,7 +190,7 @@ TEST_CASE("Hello exchange names the peer and refuses another protocol version", 
     const std::uint16_t newer = kProtocolVersion + 1;
     const auto frame = encode(Hello{newer, "0.9.0", "host-new", 1, 2}, kMaxPayloadBytes, newer);
     REQUIRE(::send(server.fd(), frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size()));
-    const auto e = catch_ctrl([&] { (void)client.exchange_hello(Hello{kProtocolVersion, "x", "host-old", 0, 2}, 2s); });
+    const auto e = catch_ctrl([&client = client] { (void)client.exchange_hello(Hello{kProtocolVersion, "x", "host-old", 0, 2}, 2s); });
     CHECK(e.kind() == CtrlError::Kind::kVersion);
     CHECK(std::string(e.what()) == "protocol version mismatch: peer rank 1 (host-new " + client.peer_address() +
                                        ") runs fabench 0.9.0 (control protocol v" + std::to_string(newer) +
