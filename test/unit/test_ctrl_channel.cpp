@@ -190,7 +190,9 @@ TEST_CASE("Hello exchange names the peer and refuses another protocol version", 
     const std::uint16_t newer = kProtocolVersion + 1;
     const auto frame = encode(Hello{newer, "0.9.0", "host-new", 1, 2}, kMaxPayloadBytes, newer);
     REQUIRE(::send(server.fd(), frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size()));
-    const auto e = catch_ctrl([&client = client] { (void)client.exchange_hello(Hello{kProtocolVersion, "x", "host-old", 0, 2}, 2s); });
+    const auto e = catch_ctrl([&client = client] {
+      (void)client.exchange_hello(Hello{kProtocolVersion, "x", "host-old", 0, 2}, 2s);
+    });
     CHECK(e.kind() == CtrlError::Kind::kVersion);
     CHECK(std::string(e.what()) == "protocol version mismatch: peer rank 1 (host-new " + client.peer_address() +
                                        ") runs fabench 0.9.0 (control protocol v" + std::to_string(newer) +

@@ -272,7 +272,8 @@ TEST_CASE("the token never crosses the wire, and a proof is good for one connect
   const std::string token = "correct horse battery staple";
   auto [client, server] = socket_pair();
   // Play the accepting end by hand, keeping every byte the client sends.
-  auto client_side = std::async(std::launch::async, [&, &client = client] { return hello_as(client, "client-host", token, false); });
+  auto client_side = std::async(std::launch::async,
+                                [&, &client = client] { return hello_as(client, "client-host", token, false); });
   Hello mine{kProtocolVersion, "0.1.0", "server-host", 0, 0};
   const auto nonce = random_nonce();
   mine.challenge.assign(nonce.begin(), nonce.end());
@@ -292,7 +293,8 @@ TEST_CASE("the token never crosses the wire, and a proof is good for one connect
 
   // Replayed on a new connection (fresh nonces), that proof is refused.
   auto [client2, server2] = socket_pair();
-  auto server_side = std::async(std::launch::async, [&, &server2 = server2] { return hello_as(server2, "server-host", token, true); });
+  auto server_side = std::async(std::launch::async,
+                                [&, &server2 = server2] { return hello_as(server2, "server-host", token, true); });
   (void)std::get<Hello>(client2.recv(2s));
   client2.send(theirs, 2s);  // the same Hello, challenge and all
   client2.send(proof, 2s);
@@ -307,8 +309,8 @@ TEST_CASE("the token never crosses the wire, and a proof is good for one connect
 TEST_CASE("a peer that goes silent during the token check is bounded by the handshake timeout", "[ctrl][token]") {
   auto [client, server] = socket_pair();
   const auto t0 = Clock::now();
-  auto server_side = std::async(std::launch::async,
-                                [&, &server = server] { return hello_as(server, "server-host", "s3cret", true, 400ms); });
+  auto server_side = std::async(
+      std::launch::async, [&, &server = server] { return hello_as(server, "server-host", "s3cret", true, 400ms); });
   (void)std::get<Hello>(client.recv(2s));
   Hello h{kProtocolVersion, "0.1.0", "client-host", 0, 0, Bytes(kTokenNonceBytes, 7)};
   client.send(h, 2s);  // ... and no Proof
