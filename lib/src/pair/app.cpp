@@ -107,6 +107,7 @@ bool report_run(benchmark::State& state, const TestSpec& spec, const Leader::Out
       state.SkipWithError(e.what());
       return false;
     }
+    if (spec.load) set_load_counters(state, out.my_load, out.their_load, spec.load->bidirectional);
   } else {
     set_bandwidth_counters(state, out.mine, out.theirs, spec.bidirectional);
     if (spec.op == Op::kSend && spec.transport != IBV_QPT_RC && out.theirs.received < out.mine.messages) {

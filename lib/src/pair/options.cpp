@@ -7,6 +7,7 @@
 
 #include "fabench/ctrl/wire.hpp"
 #include "fabench/harness/counters.hpp"
+#include "fabench/pair/load.hpp"
 
 namespace fabench::pair {
 
@@ -144,6 +145,14 @@ void add_options(CLI::App& app, Options& o, Kind kind) {
     app.add_option("-A,--atomic_type", o.atomic_type,
                    "Atomic latency: FETCH_AND_ADD or CMP_AND_SWAP (as ib_atomic_lat)");
   }
+  if (lat) {
+    app.add_option("--load", o.load,
+                   "Also run each benchmark while other QPs of the pair stream: OP,SIZE[,qps=N][,rate=RATE][,bidir]; "
+                   "OP write or read, SIZE as -s, qps=N load QPs (default 1), rate=RATE offered payload bits/s per "
+                   "streaming end (G = 1e9; default flat out), bidir: the server streams too. Each benchmark runs "
+                   "twice, without and with the load (name suffix /load:...), e.g. --load write,1M,qps=2,rate=2G")
+        ->type_name("SPEC");
+  }
   add_queue_options(app, o, lat);
   add_mode_options(app, o);
   add_perftest_flags(app, o.perftest, kind);
@@ -158,6 +167,13 @@ void check_contradictions(const Options& o) {
   if (!o.host.empty() && (!o.bind.empty() || o.once)) throw UsageError("--bind and --once are server options");
   if (auto bad = harness::check_path_mtu("-m", o.mtu); !bad.empty()) throw UsageError(bad);
   static_cast<void>(counter_selection(o));  // its own usage errors
+  if (!o.load.empty()) {
+    static_cast<void>(parse_load_spec(o.load));
+    if (o.serves()) throw UsageError("--load is a client option: the server builds what each client asks for");
+    if (o.perftest.needs_rows()) {
+      throw UsageError("--load does not combine with perftest's report (--output, --out_json, -w, -y)");
+    }
+  }
 }
 
 bool CounterSelection::keeps(std::string_view name) const {
@@ -203,6 +219,11 @@ std::vector<TestSpec> build_specs(const Options& o, Kind kind) {
           continue;  // lists: only the combinations that exist (no read over UD)
         }
         specs.push_back(s);
+        if (!o.load.empty()) {
+          s.load = parse_load_spec(o.load);
+          if (auto bad = validate(s); !bad.empty()) throw UsageError(bad);
+          specs.push_back(s);
+        }
       }
     }
   }

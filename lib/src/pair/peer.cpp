@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fabench/ctrl/wire.hpp"
+#include "fabench/harness/loop.hpp"
 #include "fabench/verbs/port.hpp"
 
 namespace fabench::pair {
@@ -86,10 +87,40 @@ bool wants_counters(const ctrl::Command& cmd) {
                      [](const auto& kv) { return kv.first == "counters" && kv.second == "1"; });
 }
 
-std::string counters_json(const harness::Counters& before, const harness::Counters& after) {
-  nlohmann::json deltas = nlohmann::json::object();
-  for (const auto& [name, delta] : harness::counter_deltas(before, after)) deltas[name] = delta;
-  return nlohmann::json{{"counters", deltas}, {"counters_read", after.size()}}.dump();
+// The follower's finish json: its counter changes (when asked: `before`
+// given) and its load's part of the run (when the spec has a load).
+std::string finish_json(const harness::Counters* before, const harness::Counters& after, const LoadStream* load,
+                        const LoadResult& lr) {
+  nlohmann::json j = nlohmann::json::object();
+  if (before != nullptr) {
+    nlohmann::json deltas = nlohmann::json::object();
+    for (const auto& [name, delta] : harness::counter_deltas(*before, after)) deltas[name] = delta;
+    j["counters"] = deltas;
+    j["counters_read"] = after.size();
+  }
+  if (load != nullptr) {
+    j["load"] = {{"streams", load->streams()}, {"bytes", lr.bytes}, {"seconds", lr.seconds}, {"error", lr.error}};
+  }
+  return j.dump();
+}
+
+// The follower's load from its finish json (zeros when it sent none).
+LoadResult parse_load(const std::string& json) {
+  LoadResult r;
+  if (json.empty()) return r;
+  try {
+    const auto j = nlohmann::json::parse(json);
+    if (!j.contains("load") || !j["load"].is_object()) return r;
+    const auto& l = j["load"];
+    r.bytes = l.value("bytes", std::uint64_t{0});
+    r.seconds = l.value("seconds", 0.0);
+    r.error = l.value("error", std::string{});
+    r.ok = r.error.empty();
+  } catch (const nlohmann::json::exception& e) {
+    spdlog::warn("the peer's load report is unreadable: {}", e.what());
+    r = LoadResult{};
+  }
+  return r;
 }
 
 // The follower's counters from its finish Result; not read when it sent none.
@@ -142,52 +173,82 @@ ctrl::Hello pair_hello() {
 
 namespace {
 
+// What a follower holds for the spec last set up: the latency or bandwidth
+// Side and, for a latency spec with a load, the load's resources.
+struct Setup {
+  std::unique_ptr<Side> side;
+  std::unique_ptr<LoadStream> load;
+};
+
+// The endpoints of a setup: the spec's QPs, then the load's (when it has one).
+std::vector<verbs::Endpoint> all_endpoints(const Side& side, const LoadStream* load) {
+  auto eps = side.endpoints();
+  if (load != nullptr) {
+    const auto more = load->endpoints();
+    eps.insert(eps.end(), more.begin(), more.end());
+  }
+  return eps;
+}
+
+// Connects the spec's QPs to the first of `remote`, the load's to the rest.
+void connect_all(Side& side, LoadStream* load, const std::vector<verbs::Endpoint>& remote) {
+  const std::size_t own = side.qps().size();
+  const std::size_t want = own + (load != nullptr ? load->side().qps().size() : 0);
+  if (remote.size() != want) {
+    throw std::runtime_error(fmt::format("peer offered {} queue pairs, expected {}", remote.size(), want));
+  }
+  side.connect({remote.begin(), remote.begin() + static_cast<std::ptrdiff_t>(own)});
+  if (load != nullptr) load->connect({remote.begin() + static_cast<std::ptrdiff_t>(own), remote.end()});
+}
+
 // "setup": the previous Side goes, then the new one is built and connected,
 // or the leader hears why not (a refusal keeps the conversation going).
-std::unique_ptr<Side> follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o,
-                                   const ctrl::Command& cmd) {
+Setup follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o, const ctrl::Command& cmd) {
   const auto seq = cmd.sequence;
   TestSpec spec;
   try {
     spec = TestSpec::from_params(cmd.params);
   } catch (const std::exception& e) {
     ch.send(result(seq, ctrl::ResultStatus::kFailed, e.what()));
-    return nullptr;
+    return {};
   }
   if (auto bad = check_device_limits(ctx, spec); !bad.empty()) {
     ch.send(result(seq, ctrl::ResultStatus::kUnsupported, fmt::format("server {}: {}", ctx.device().name(), bad)));
-    return nullptr;
+    return {};
   }
-  if (spec.buffer_bytes() > o.max_mem_bytes) {
+  if (total_buffer_bytes(spec) > o.max_mem_bytes) {
     ch.send(result(seq, ctrl::ResultStatus::kUnsupported,
                    fmt::format("server refuses {} MiB of buffers for {}: above its --max-mem of {} MiB",
-                               spec.buffer_bytes() >> 20, spec.name(), o.max_mem_bytes >> 20)));
-    return nullptr;
+                               total_buffer_bytes(spec) >> 20, spec.name(), o.max_mem_bytes >> 20)));
+    return {};
   }
-  std::unique_ptr<Side> side;
+  Setup setup;
   try {
-    side = std::make_unique<Side>(ctx, spec, o.side);
-    side->fill_pattern(kFollowerSeed);
+    setup.side = std::make_unique<Side>(ctx, spec, o.side);
+    setup.side->fill_pattern(kFollowerSeed);
+    if (spec.load) setup.load = std::make_unique<LoadStream>(ctx, spec, o.side, Role::kFollower);
   } catch (const std::exception& e) {
     ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", e.what())));
-    return nullptr;
+    return {};
   }
   ch.send(result(seq));
-  ch.send(ctrl::EndpointExchange{0, side->endpoints()});
+  ch.send(ctrl::EndpointExchange{0, all_endpoints(*setup.side, setup.load.get())});
   const auto remote = expect_endpoints(ch, o.timeout);
   try {
-    side->connect(remote);
+    connect_all(*setup.side, setup.load.get(), remote);
     ch.send(result(seq));
   } catch (const std::exception& e) {
     ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", e.what())));
-    return nullptr;
+    return {};
   }
-  return side;
+  return setup;
 }
 
 // "run" then "finish": false when the Side is spent (its QPs in ERROR).
-bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Side& side, const PeerOptions& o,
+bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, const PeerOptions& o,
                 const ctrl::Command& cmd) {
+  Side& side = *setup.side;
+  LoadStream* load = setup.load.get();
   const RunResult prep = prepare_run(side, Role::kFollower);
   if (!prep.ok) {
     ch.send(result(cmd.sequence, ctrl::ResultStatus::kFailed, fmt::format("server: {}", prep.error)));
@@ -196,7 +257,17 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Side& side, cons
   const bool counters = wants_counters(cmd);
   harness::Counters before;
   if (counters) before = own_counters(ctx);  // before "ready": no traffic of this run yet
-  ch.send(result(cmd.sequence));             // ready
+  // A bidirectional load streams from here to "finish", around the leader's
+  // whole latency run: its rate is measured over that span.
+  if (load != nullptr) {
+    if (auto bad = load->start(o.timeout); !bad.empty()) {
+      ch.send(result(cmd.sequence, ctrl::ResultStatus::kFailed, fmt::format("server: load: {}", bad)));
+      return false;
+    }
+  }
+  const std::uint64_t load_b0 = load != nullptr ? load->bytes_done() : 0;
+  const std::uint64_t load_t0 = harness::now_ns();
+  ch.send(result(cmd.sequence));  // ready
   RunLimits limits{o.timeout};
   limits.leader = &ch;
   RunResult mine = side.spec().kind == Kind::kLatency
@@ -210,13 +281,26 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Side& side, cons
     throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
                           fmt::format("{} sent '{}' during a run", ch.describe(), fin.benchmark));
   }
+  LoadResult load_result;
+  if (load != nullptr) {
+    const std::uint64_t load_b1 = load->bytes_done();
+    const std::uint64_t load_t1 = harness::now_ns();
+    load_result = load->stop();
+    load_result.bytes = load_b1 - load_b0;
+    load_result.seconds = static_cast<double>(load_t1 - load_t0) / 1e9;
+    if (mine.ok && !load_result.ok) {
+      mine.ok = false;
+      mine.error = fmt::format("load: {}", load_result.error);
+    }
+  }
   // "finish" comes after the leader's last completion: both ends' traffic is over.
   const harness::Counters after = counters ? own_counters(ctx) : harness::Counters{};
   if (mine.ok) mine.wrong += check_payload(side, Role::kFollower);
+  if (mine.ok && load != nullptr) mine.wrong += load->check_payload();
   auto r = result(fin.sequence, mine.ok ? ctrl::ResultStatus::kOk : ctrl::ResultStatus::kFailed,
                   mine.ok ? std::string{} : fmt::format("server: {}", mine.error));
   r.values = to_values(mine);
-  if (counters) r.json = counters_json(before, after);
+  if (counters || load != nullptr) r.json = finish_json(counters ? &before : nullptr, after, load, load_result);
   ch.send(r);
   return mine.ok;
 }
@@ -224,7 +308,7 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Side& side, cons
 }  // namespace
 
 void follow(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o) {
-  std::unique_ptr<Side> side;
+  Setup setup;
   for (;;) {
     // The leader's Keepalives restart every wait (Channel::recv), so a leader
     // busy with statistics or a long one-sided run is never dropped, and a
@@ -238,13 +322,13 @@ void follow(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o
       r.json = info_json(ctx);
       ch.send(r);
     } else if (cmd.benchmark == "setup") {
-      side.reset();  // the previous configuration's QPs and memory go first
-      side = follow_setup(ch, ctx, o, cmd);
+      setup = Setup{};  // the previous configuration's QPs and memory go first
+      setup = follow_setup(ch, ctx, o, cmd);
     } else if (cmd.benchmark == "run") {
-      if (!side) {
+      if (!setup.side) {
         ch.send(result(cmd.sequence, ctrl::ResultStatus::kFailed, "run before a successful setup"));
-      } else if (!follow_run(ch, ctx, *side, o, cmd)) {
-        side.reset();  // its QPs are in the error state now
+      } else if (!follow_run(ch, ctx, setup, o, cmd)) {
+        setup = Setup{};  // its QPs are in the error state now
       }
     } else {
       ch.send(
@@ -342,9 +426,14 @@ ctrl::Result Leader::call(const std::string& what, std::vector<std::pair<std::st
   return await_result(c.sequence, timeout);
 }
 
-void Leader::setup(const TestSpec& spec) {
+void Leader::drop() noexcept {
+  load_.reset();
   side_.reset();
   spec_.reset();
+}
+
+void Leader::setup(const TestSpec& spec) {
+  drop();
   if (auto bad = check_device_limits(ctx_, spec); !bad.empty()) throw std::invalid_argument(bad);
   const auto r = call("setup", spec.to_params(), 0, options_.timeout);
   if (r.status != ctrl::ResultStatus::kOk) throw std::runtime_error(r.error);
@@ -353,19 +442,30 @@ void Leader::setup(const TestSpec& spec) {
   // list when our side failed) either way, so a local failure fails this
   // benchmark only, not the whole conversation.
   std::unique_ptr<Side> side;
+  std::unique_ptr<LoadStream> load;
   std::string local_error;
   try {
     side = std::make_unique<Side>(ctx_, spec, options_.side);
     side->fill_pattern(kLeaderSeed);
+    if (spec.load) {
+      // A follower that knows no load ignored the load_* params: it offers the spec's QPs alone.
+      if (remote.size() == spec.qps) {
+        throw std::runtime_error(fmt::format("the server (fabench {}) does not support --load; update it",
+                                             peer_.version.empty() ? "?" : peer_.version));
+      }
+      load = std::make_unique<LoadStream>(ctx_, spec, options_.side, Role::kLeader);
+    }
   } catch (const std::exception& e) {
+    load.reset();
     side.reset();
     local_error = e.what();
   }
-  send(ctrl::EndpointExchange{0, side ? side->endpoints() : std::vector<verbs::Endpoint>{}});
+  send(ctrl::EndpointExchange{0, side ? all_endpoints(*side, load.get()) : std::vector<verbs::Endpoint>{}});
   if (side) {
     try {
-      side->connect(remote);
+      connect_all(*side, load.get(), remote);
     } catch (const std::exception& e) {
+      load.reset();
       side.reset();
       local_error = e.what();
     }
@@ -374,7 +474,36 @@ void Leader::setup(const TestSpec& spec) {
   if (!local_error.empty()) throw std::runtime_error(local_error);
   if (ack.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ack.error);
   side_ = std::move(side);
+  load_ = std::move(load);
   spec_ = spec;
+}
+
+// The latency run with this end's load streaming: the load starts (and is
+// flowing) before the latency loop and stops right after it; its bytes are
+// counted between two reads that bracket the loop. The latency engine is
+// the same call as without a load.
+RunResult Leader::run_loaded(std::uint64_t iterations, harness::Samples* samples, const RunLimits& limits,
+                             LoadResult& load) {
+  if (auto bad = load_->start(options_.timeout); !bad.empty()) {
+    load = LoadResult{false, bad};
+    RunResult r;
+    r.ok = false;
+    r.error = fmt::format("load: {}", bad);
+    return r;
+  }
+  const std::uint64_t b0 = load_->bytes_done();
+  const std::uint64_t t0 = harness::now_ns();
+  RunResult mine = run_latency(*side_, Role::kLeader, iterations, samples, limits);
+  const std::uint64_t t1 = harness::now_ns();
+  const std::uint64_t b1 = load_->bytes_done();
+  load = load_->stop();
+  load.bytes = b1 - b0;
+  load.seconds = static_cast<double>(t1 - t0) / 1e9;
+  if (mine.ok && !load.ok) {
+    mine.ok = false;
+    mine.error = fmt::format("load: {}", load.error);
+  }
+  return mine;
 }
 
 Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harness::Samples* samples) {
@@ -395,8 +524,12 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     if (ready.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ready.error);
     const RunLimits limits{options_.timeout};
     Outcome out;
-    out.mine = spec.kind == Kind::kLatency ? run_latency(*side_, Role::kLeader, iterations, samples, limits)
-                                           : run_bandwidth(*side_, Role::kLeader, iterations, limits);
+    if (load_) {
+      out.mine = run_loaded(iterations, samples, limits, out.my_load);
+    } else {
+      out.mine = spec.kind == Kind::kLatency ? run_latency(*side_, Role::kLeader, iterations, samples, limits)
+                                             : run_bandwidth(*side_, Role::kLeader, iterations, limits);
+    }
     // Bidirectional: the follower may still be writing into our buffers when
     // our own sends are done; its result comes after its last completion, so
     // our check waits for it.
@@ -407,6 +540,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     try {
       const auto fin = call("finish", {}, 0, options_.timeout * 3);
       out.theirs = from_values(fin);
+      if (load_) out.their_load = parse_load(fin.json);
       if (options_.counters) {
         // After the follower's result: its traffic (bidirectional) is over too.
         out.my_counters = own_report(before, own_counters(ctx_));
@@ -418,9 +552,10 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       dead_reason_ = theirs_error;
     }
     if (out.mine.ok && out.theirs.ok && spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader);
+    // The load's data: after the follower's result (a bidirectional load has stopped there too).
+    if (out.mine.ok && out.theirs.ok && load_) out.mine.wrong += load_->check_payload();
     if (!out.mine.ok || !out.theirs.ok) {
-      side_.reset();
-      spec_.reset();
+      drop();
       std::string text = out.mine.ok ? out.theirs.error
                                      : fmt::format("{} (peer {})", out.mine.error, channel_.describe());
       if (!out.mine.ok && !out.theirs.ok && !out.theirs.error.empty()) text += "; " + out.theirs.error;
@@ -430,8 +565,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     return out;
   } catch (const ctrl::CtrlError& e) {
     dead_reason_ = e.what();
-    side_.reset();
-    spec_.reset();
+    drop();
     throw;
   }
 }

@@ -29,6 +29,18 @@ void set_bandwidth_counters(benchmark::State& state, const RunResult& mine, cons
   }
 }
 
+void set_load_counters(benchmark::State& state, const LoadResult& mine, const LoadResult& theirs, bool bidir) {
+  const auto gbps = [](const LoadResult& r) {
+    return r.seconds > 0 ? static_cast<double>(r.bytes) * 8 / r.seconds / 1e9 : 0.0;
+  };
+  auto& c = state.counters;
+  c["load_gbps"] = gbps(mine) + (bidir ? gbps(theirs) : 0.0);
+  if (bidir) {
+    c["load_tx_gbps"] = gbps(mine);
+    c["load_rx_gbps"] = gbps(theirs);
+  }
+}
+
 void add_pair_context(const PeerInfo& peer) {
   auto add = [](const std::string& k, const std::string& v) { benchmark::AddCustomContext(k, v); };
   add("latency_unit", "us; write/send: one-way = RTT/2, read/atomic: full RTT");

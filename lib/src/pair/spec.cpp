@@ -1,5 +1,6 @@
 #include "fabench/pair/spec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <stdexcept>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "fabench/harness/cli.hpp"
+#include "fabench/pair/load.hpp"
 
 namespace fabench::pair {
 
@@ -108,11 +110,20 @@ std::string TestSpec::name() const {
   if (tx_depth != d.tx_depth) n += fmt::format("/tx_depth:{}", tx_depth);
   if (inline_bytes != d.inline_bytes) n += fmt::format("/inline:{}", inline_bytes);
   if (events) n += "/events";
+  if (load) n += "/" + load->name();
+  return n;
+}
+
+std::string LoadSpec::name() const {
+  std::string n = fmt::format("load:{}_{}", op_name(op), msg_bytes);
+  if (qps != 1) n += fmt::format("_qps{}", qps);
+  if (rate_bps != 0) n += "_rate" + format_bit_rate(rate_bps);
+  if (bidirectional) n += "_bidir";
   return n;
 }
 
 std::vector<std::pair<std::string, std::string>> TestSpec::to_params() const {
-  return {
+  std::vector<std::pair<std::string, std::string>> p{
       {"kind", kind == Kind::kLatency ? "lat" : "bw"},
       {"op", std::string(op_name(op))},
       {"transport", std::string(transport_name(transport))},
@@ -129,6 +140,16 @@ std::vector<std::pair<std::string, std::string>> TestSpec::to_params() const {
       {"sl", std::to_string(sl)},
       {"traffic_class", std::to_string(traffic_class)},
   };
+  if (load) {
+    p.insert(p.end(), {
+                          {"load_op", std::string(op_name(load->op))},
+                          {"load_msg_bytes", std::to_string(load->msg_bytes)},
+                          {"load_qps", std::to_string(load->qps)},
+                          {"load_rate_bps", std::to_string(load->rate_bps)},
+                          {"load_bidirectional", load->bidirectional ? "1" : "0"},
+                      });
+  }
+  return p;
 }
 
 TestSpec TestSpec::from_params(const std::vector<std::pair<std::string, std::string>>& p) {
@@ -156,7 +177,50 @@ TestSpec TestSpec::from_params(const std::vector<std::pair<std::string, std::str
   s.mtu_bytes = number<std::uint32_t>(p, "mtu_bytes");
   s.sl = number<std::uint8_t>(p, "sl");
   s.traffic_class = number<std::uint8_t>(p, "traffic_class");
+  const bool has_load = std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "load_op"; });
+  if (has_load) {
+    LoadSpec l;
+    auto lop = parse_op(text(p, "load_op"));
+    if (!lop) throw std::invalid_argument(fmt::format("parameter load_op: unknown operation '{}'", text(p, "load_op")));
+    l.op = *lop;
+    l.msg_bytes = number<std::uint64_t>(p, "load_msg_bytes");
+    l.qps = number<std::uint32_t>(p, "load_qps");
+    l.rate_bps = number<std::uint64_t>(p, "load_rate_bps");
+    l.bidirectional = number<int>(p, "load_bidirectional") != 0;
+    s.load = l;
+  }
   return s;
+}
+
+TestSpec load_stream_spec(const TestSpec& latency) {
+  const LoadSpec l = latency.load.value_or(LoadSpec{});
+  TestSpec s = TestSpec::defaults(Kind::kBandwidth);
+  s.op = l.op;
+  s.transport = IBV_QPT_RC;
+  s.msg_bytes = l.msg_bytes;
+  s.qps = l.qps;
+  s.bidirectional = l.bidirectional;
+  // At most ~4 MiB in flight per QP (4 to 128 WRs): more than any link's
+  // bandwidth-delay product, and a stop drains quickly.
+  s.tx_depth = static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>((4ULL << 20) / std::max<std::uint64_t>(l.msg_bytes, 1), 4, s.tx_depth));
+  // One signalled WR per ~64 KiB (at most a quarter of the queue): the rate
+  // is counted at completions, so coarse moderation (perftest's 100 WRs of
+  // 64 KiB = 6.5 MB) would leave a short latency run without any.
+  s.cq_mod = static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>(65536 / std::max<std::uint64_t>(l.msg_bytes, 1), 1, s.tx_depth / 4));
+  s.mtu_bytes = latency.mtu_bytes;
+  s.sl = latency.sl;
+  s.traffic_class = latency.traffic_class;
+  return s;
+}
+
+std::uint64_t total_buffer_bytes(const TestSpec& spec) {
+  const std::uint64_t own = spec.buffer_bytes();
+  if (!spec.load) return own;
+  const std::uint64_t load = load_stream_spec(spec).buffer_bytes();
+  return own > std::numeric_limits<std::uint64_t>::max() - load ? std::numeric_limits<std::uint64_t>::max()
+                                                                : own + load;
 }
 
 std::uint64_t TestSpec::slot_bytes() const noexcept {
@@ -177,6 +241,20 @@ int TestSpec::remote_access() const noexcept {
   }
   return 0;
 }
+
+namespace {
+// A latency spec's load (validate's part for it).
+std::string validate_load(const TestSpec& s) {
+  const LoadSpec& l = *s.load;
+  if (s.kind != Kind::kLatency) return "--load applies to latency benchmarks (fabench-lat)";
+  if (l.op != Op::kWrite && l.op != Op::kRead) {
+    return fmt::format("--load {}: the load is write or read (one-sided)", op_name(l.op));
+  }
+  if (l.qps == 0 || l.qps > kMaxLoadQps) return fmt::format("--load qps={}: must be from 1 to {}", l.qps, kMaxLoadQps);
+  const std::string bad = validate(load_stream_spec(s));
+  return bad.empty() ? bad : "--load: " + bad;
+}
+}  // namespace
 
 std::string validate(const TestSpec& s) {
   std::string tr(transport_name(s.transport));  // "UD" in messages, as users type it
@@ -227,6 +305,7 @@ std::string validate(const TestSpec& s) {
   // server checks against --max-mem, must not wrap around 2^64 (found by fuzz/pair_spec).
   if (s.region_bytes() > std::numeric_limits<std::uint64_t>::max() / s.qps)
     return fmt::format("-q {} queue pairs of {} B exceed 2^64 bytes of buffers", s.qps, s.region_bytes());
+  if (s.load) return validate_load(s);
   return {};
 }
 

@@ -51,6 +51,7 @@ struct Options {
   std::optional<std::string> token;  // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
   std::optional<std::string> token_file;
   std::string counters = "default";  // --counters: default, all, none or a list of names
+  std::string load;                  // fabench-lat --load OP,SIZE[,...] (load.hpp); "" = none
   PerftestFlags perftest;            // the rest of perftest's flags (perftest_flags.hpp)
 
   [[nodiscard]] bool serves() const noexcept { return host.empty() && !loopback; }
@@ -76,6 +77,7 @@ void check_contradictions(const Options& o);
 
 // One TestSpec per operation x transport x size. In a list, combinations
 // that cannot exist (read over UD) are skipped; a single one is an error.
+// With --load each is followed by the same spec with the load.
 // Throws harness::UsageError, or std::invalid_argument for a bad size.
 [[nodiscard]] std::vector<TestSpec> build_specs(const Options& o, Kind kind);
 

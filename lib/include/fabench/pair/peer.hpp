@@ -17,6 +17,16 @@
 //                                <-     Result values {ok, seconds, messages, bytes, received, wrong}
 //   ... Goodbye                  ->     back to accepting the next client
 //
+// A latency spec with a load (fabench-lat --load, load.hpp) carries it as
+// load_* params; both EndpointExchanges then list the spec's QPs followed by
+// the load's. The follower starts its load thread (bidirectional loads only)
+// before "ready" and stops it when "finish" comes; the leader starts its own
+// after "ready", waits for the load's first completion, and stops it right
+// after its latency loop. The follower's finish json then carries
+// {"load": {"streams", "bytes", "seconds", "error"}}. A follower that knows
+// no load sends only the spec's QPs: the leader says it does not support
+// --load, and that benchmark alone fails.
+//
 // Counters (PeerOptions::counters): the leader's "run" carries the parameter
 // counters=1; the follower then reads its port and hw counters
 // (harness/counters.hpp) before it says "ready" and again when "finish"
@@ -53,6 +63,7 @@
 #include "fabench/harness/counters.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/pair/engines.hpp"
+#include "fabench/pair/load.hpp"
 #include "fabench/pair/side.hpp"
 
 namespace fabench::pair {
@@ -108,6 +119,10 @@ class Leader {
     RunResult theirs;
     CounterReport my_counters;     // with PeerOptions::counters
     CounterReport their_counters;  // idem, when the follower sent them
+    // With a load: the leader's bytes over its latency loop's span, and the
+    // follower's (bidirectional) over its span from "ready" to "finish".
+    LoadResult my_load;
+    LoadResult their_load;
   };
   // Sets up (when spec differs from the last) and runs `iterations` on both
   // ends. `samples` must have capacity for `iterations` (latency only).
@@ -122,6 +137,8 @@ class Leader {
 
  private:
   void setup(const TestSpec& spec);
+  void drop() noexcept;
+  RunResult run_loaded(std::uint64_t iterations, harness::Samples* samples, const RunLimits& limits, LoadResult& load);
   void send(const ctrl::Message& msg);
   void keep_alive(const std::stop_token& stop);
   void stop_keepalive() noexcept;
@@ -134,6 +151,7 @@ class Leader {
   PeerOptions options_;
   PeerInfo peer_;
   std::unique_ptr<Side> side_;
+  std::unique_ptr<LoadStream> load_;  // the spec's load, when it has one
   std::optional<TestSpec> spec_;
   std::uint64_t sequence_ = 0;
   std::string dead_reason_;

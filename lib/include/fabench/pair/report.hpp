@@ -1,5 +1,5 @@
 // What a pair adds to the Google Benchmark glue of harness/report.hpp: the
-// bandwidth counters over both ends' results, the port/hw counter deltas of
+// bandwidth counters over both ends' results, a load's rate (--load), the port/hw counter deltas of
 // both ends, and the units and the peer's facts in the report context.
 #pragma once
 
@@ -19,6 +19,12 @@ namespace fabench::pair {
 // Bandwidth and message-rate counters from both ends' results. `bidir`:
 // the follower's direction counts too.
 void set_bandwidth_counters(benchmark::State& state, const RunResult& mine, const RunResult& theirs, bool bidir);
+
+// A loaded latency run's counters: load_gbps, the payload Gb/s (1e9 bit/s)
+// of the load during the latency loop; with a bidirectional load,
+// load_tx_gbps (the leader's, over its latency loop) and load_rx_gbps (the
+// follower's, over its span from "ready" to "finish") whose sum it is.
+void set_load_counters(benchmark::State& state, const LoadResult& mine, const LoadResult& theirs, bool bidir);
 
 // The units of the pair's counters and the follower's facts (host, device,
 // firmware, rate, MTU, version) as Google Benchmark context, beside

@@ -36,6 +36,24 @@ inline constexpr std::uint32_t kGrhBytes = 40;
 // Atomics always move 8 bytes.
 inline constexpr std::uint64_t kAtomicBytes = 8;
 
+// The background load of a latency benchmark (fabench-lat --load, load.hpp):
+// RDMA writes or reads streamed over RC QPs of their own, beside the
+// ping-pong's QP, while the latency loop runs. One-sided, so the passive end
+// spends no CPU on it.
+struct LoadSpec {
+  Op op = Op::kWrite;  // kWrite or kRead
+  std::uint64_t msg_bytes = 65536;
+  std::uint32_t qps = 1;
+  std::uint64_t rate_bps = 0;  // offered payload bits/s of each streaming end; 0: flat out
+  bool bidirectional = false;  // the follower streams too (toward the leader)
+
+  // "load:write_65536", "load:read_1048576_qps2_rate2G_bidir": a Google
+  // Benchmark name component; options appear only when not the default.
+  [[nodiscard]] std::string name() const;
+
+  friend bool operator==(const LoadSpec&, const LoadSpec&) = default;
+};
+
 struct TestSpec {
   Kind kind = Kind::kLatency;
   Op op = Op::kWrite;
@@ -52,6 +70,8 @@ struct TestSpec {
   std::uint32_t mtu_bytes = 0;  // 0: active MTU of both ports
   std::uint8_t sl = 0;
   std::uint8_t traffic_class = 0;
+  // Latency only: streams beside the ping-pong (its resources: load_stream_spec()).
+  std::optional<LoadSpec> load;
   // Device, port and GID index are each end's own choice (its Context): not part of a spec.
 
   // The defaults of a kind: latency keeps a shallow queue (tx depth 2),
@@ -59,9 +79,12 @@ struct TestSpec {
   [[nodiscard]] static TestSpec defaults(Kind kind) noexcept;
 
   // "write_lat/rc/64", "send_bw/ud/4096/qps:2/post_list:8": the Google
-  // Benchmark name; options appear only when they differ from defaults(kind).
+  // Benchmark name; options appear only when they differ from defaults(kind);
+  // a load adds its name ("write_lat/rc/64/load:write_65536").
   [[nodiscard]] std::string name() const;
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> to_params() const;
+  // A load travels as load_* params, absent without one (a follower that
+  // knows no load sees the plain latency spec).
   // Throws std::invalid_argument with one line on a missing or bad value.
   [[nodiscard]] static TestSpec from_params(const std::vector<std::pair<std::string, std::string>>& params);
 
@@ -74,6 +97,16 @@ struct TestSpec {
 
   friend bool operator==(const TestSpec&, const TestSpec&) = default;
 };
+
+// The bandwidth-kind spec of a latency spec's load: RC, the load's op, size
+// and QPs, the latency spec's MTU, SL and traffic class; a send queue of up
+// to ~4 MiB per QP (4..128 WRs), signalled often enough (about every 64 KiB)
+// that the load's rate can be read from its completions inside a short
+// latency run.
+[[nodiscard]] TestSpec load_stream_spec(const TestSpec& latency);
+
+// Buffer bytes of a spec, its load's included (the server's --max-mem check).
+[[nodiscard]] std::uint64_t total_buffer_bytes(const TestSpec& spec);
 
 // Empty when the spec is coherent, else one line saying what is wrong
 // (e.g. "read needs RC (UC and UD have no RDMA read)").
