@@ -18,10 +18,16 @@ devices). When the client's frame that starts PHASE has been relayed, it acts:
   MODE   close      close both connections at once (a client that died)
          freeze     relay nothing more in either direction but keep both
                     connections open (a stopped client: SIGSTOP)
+         kill=PID   send SIGKILL to process PID (either end), then go on
+                    relaying; when one side's connection ends, end the other's
+         stop=PID   the same with SIGSTOP (PID stays stopped)
+                    (PID may be @FILE: the number in FILE, read when acting)
 
 With "run" the trigger is the Nth run command (PHASE run:N, default 1).
 Prints one line when it acts, then (freeze) waits to be killed.
 """
+import os
+import signal
 import socket
 import struct
 import sys
@@ -70,6 +76,10 @@ def main():
     listen_port, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     phase, mode = sys.argv[4], sys.argv[5]
     nth = 1
+    victim, sig = None, None
+    if mode.startswith(("kill=", "stop=")):
+        sig = signal.SIGKILL if mode.startswith("kill=") else signal.SIGSTOP
+        mode, victim = mode.split("=", 1)
     if ":" in phase:
         phase, n = phase.split(":")
         nth = int(n)
@@ -80,15 +90,34 @@ def main():
     stop = threading.Event()
     lock = threading.Lock()
 
+    acted = threading.Event()
+
     def act(what):
         with lock:
-            if stop.is_set():
+            if acted.is_set():
                 return
-            stop.set()
-        print(f"cut_proxy: {mode} after {what}", flush=True)
+            acted.set()
+            if victim is None:
+                stop.set()
+        gone = ""
+        if victim is not None:
+            pid = int(open(victim[1:]).read()) if victim.startswith("@") else int(victim)
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                gone = f" (process {pid} had already exited)"
+        print(f"cut_proxy: {mode} after {what}{gone} at {time.time():.3f}", flush=True)
         if mode == "close":
             client.close()
             server.close()
+
+    def end_both():
+        # kill/stop: one side's connection ended; the other learns it at once.
+        for s in (client, server):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def server_to_client():
         try:
@@ -99,6 +128,8 @@ def main():
                 client.sendall(frame)
         except (EOFError, OSError):
             pass
+        if victim is not None:
+            end_both()
 
     threading.Thread(target=server_to_client, daemon=True).start()
     seen = 0
@@ -108,6 +139,8 @@ def main():
             this = phase_of(mtype, frame)
             if phase == "goodbye" and this == "goodbye":
                 act("the last frame before Goodbye")
+                if victim is not None:
+                    end_both()
                 break
             if stop.is_set():
                 break
@@ -119,8 +152,10 @@ def main():
                     time.sleep(0.3)
                     act(f"{TYPES.get(mtype, mtype)} '{this}'")
     except (EOFError, OSError):
-        print("cut_proxy: the conversation ended before the phase", flush=True)
-        sys.exit(3)
+        if not acted.is_set():
+            print("cut_proxy: the conversation ended before the phase", flush=True)
+            sys.exit(3)
+        end_both()
     if mode == "freeze":
         while True:
             time.sleep(3600)
