@@ -66,28 +66,15 @@ std::uint64_t parse_bit_rate(std::string_view text_in) {
       (!unit.empty() && std::string_view(ptr, end).find('B') != std::string_view::npos)) {
     throw std::invalid_argument(fmt::format("'{}': the rate is in bits/s (2G = 2e9 bit/s), not bytes", text));
   }
+  // Decimal prefixes: link rates are quoted in powers of ten.
+  constexpr std::string_view kPrefixes = "kmgt";
   double mult = 1;
   std::string_view rest = unit;
-  if (!rest.empty()) {
-    switch (rest.front()) {
-      case 'k':
-        mult = 1e3;
-        rest.remove_prefix(1);
-        break;
-      case 'm':
-        mult = 1e6;
-        rest.remove_prefix(1);
-        break;
-      case 'g':
-        mult = 1e9;
-        rest.remove_prefix(1);
-        break;
-      case 't':
-        mult = 1e12;
-        rest.remove_prefix(1);
-        break;
-      default: break;
-    }
+  if (const auto i = rest.empty() ? std::string_view::npos : kPrefixes.find(rest.front());
+      i != std::string_view::npos) {
+    constexpr std::array<double, 4> kMultipliers{1e3, 1e6, 1e9, 1e12};
+    mult = kMultipliers[i];
+    rest.remove_prefix(1);
   }
   if (!rest.empty() && rest != "b" && rest != "bps" && rest != "bit" && rest != "bit/s" && rest != "b/s") {
     throw std::invalid_argument(fmt::format("'{}': unknown unit '{}' (K, M, G or T, optionally bps)", text, unit));
