@@ -31,6 +31,17 @@ start_server() {
   cat "$log"; fail "server did not start listening"
 }
 
+# server_served LOG N: the server ($SERVER_PID) is alive, LOG has no error and
+# one goodbye per client: N clients, no more, no fewer.
+server_served() {
+  local log=$1 want=$2 n
+  kill -0 "$SERVER_PID" || fail "the server died"
+  grep -q "error" "$log" && { cat "$log"; fail "server logged errors"; }
+  n=$(grep -c 'said goodbye' "$log" || true)
+  ((n == want)) || { cat "$log"; fail "the server logged $n goodbyes, expected the $want clients"; }
+  ok "one server served the $want clients without error"
+}
+
 # wait_listen PORT: until something listens on TCP PORT (at most 20 s).
 wait_listen() {
   for _ in $(seq 200); do

@@ -113,8 +113,4 @@ for spec in write,64K,rate=2GB send,64K write,64K,qps=0 write,64K,depth=3; do
 done
 ok "bad --load specs: one line each, naming the bad part, non-zero exit"
 
-kill -0 "$SERVER_PID" || fail "the server died"
-grep -q "error" "$WORK/server.log" && { cat "$WORK/server.log"; fail "server logged errors"; }
-n=$(grep -c 'said goodbye' "$WORK/server.log" || true)
-((n == 4)) || { cat "$WORK/server.log"; fail "the server logged $n goodbyes, expected the 4 clients"; }
-ok "one server served the 4 loaded clients without error"
+server_served "$WORK/server.log" 4

@@ -48,9 +48,5 @@ timeout 300 "$LAT" -d "$DEV0" -p 18701 "$IP1" --op send,read -n 300 -e --timeout
 check_json "$WORK/ev-lat.json" 2 300 || fail "event-mode latency results"
 ok "event mode (completion channel) for bandwidth and latency"
 
-kill -0 "$SERVER_PID" || fail "the server died during the sweep"
-grep -q "error" "$WORK/lat-server.log" && { cat "$WORK/lat-server.log"; fail "server logged errors"; }
-# Seven client runs above, each one session: seven goodbyes, no more, no fewer.
-n=$(grep -c 'said goodbye' "$WORK/lat-server.log" || true)
-((n == 7)) || { cat "$WORK/lat-server.log"; fail "the server logged $n goodbyes, expected the 7 clients"; }
-ok "one server served the 7 clients without error"
+# Seven client runs above, each one session.
+server_served "$WORK/lat-server.log" 7

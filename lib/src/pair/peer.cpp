@@ -104,13 +104,23 @@ std::string finish_json(const harness::Counters* before, const harness::Counters
   return j.dump();
 }
 
-// The follower's load from its finish json (zeros when it sent none).
-LoadResult parse_load(const std::string& json) {
-  LoadResult r;
-  if (json.empty()) return r;
+// The follower's finish json, parsed once for its parts below; null when it
+// sent none or sent something unreadable (logged).
+nlohmann::json parse_finish(const std::string& json) {
+  if (json.empty()) return nullptr;
   try {
-    const auto j = nlohmann::json::parse(json);
-    if (!j.contains("load") || !j["load"].is_object()) return r;
+    return nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    spdlog::warn("the peer's finish report is unreadable: {}", e.what());
+    return nullptr;
+  }
+}
+
+// The follower's load from its finish json (zeros when it sent none).
+LoadResult parse_load(const nlohmann::json& j) {
+  LoadResult r;
+  if (!j.is_object() || !j.contains("load") || !j["load"].is_object()) return r;
+  try {
     const auto& l = j["load"];
     r.bytes = l.value("bytes", std::uint64_t{0});
     r.seconds = l.value("seconds", 0.0);
@@ -123,13 +133,11 @@ LoadResult parse_load(const std::string& json) {
   return r;
 }
 
-// The follower's counters from its finish Result; not read when it sent none.
-CounterReport parse_counters(const std::string& json) {
+// The follower's counters from its finish json; not read when it sent none.
+CounterReport parse_counters(const nlohmann::json& j) {
   CounterReport r;
-  if (json.empty()) return r;
+  if (!j.is_object() || !j.contains("counters") || !j["counters"].is_object()) return r;
   try {
-    const auto j = nlohmann::json::parse(json);
-    if (!j.contains("counters") || !j["counters"].is_object()) return r;
     for (const auto& [name, delta] : j["counters"].items()) r.deltas[name] = delta.get<std::int64_t>();
     r.available = j.value("counters_read", std::size_t{0});
     r.read = true;
@@ -540,11 +548,12 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     try {
       const auto fin = call("finish", {}, 0, options_.timeout * 3);
       out.theirs = from_values(fin);
-      if (load_) out.their_load = parse_load(fin.json);
+      const nlohmann::json their_report = parse_finish(fin.json);
+      if (load_) out.their_load = parse_load(their_report);
       if (options_.counters) {
         // After the follower's result: its traffic (bidirectional) is over too.
         out.my_counters = own_report(before, own_counters(ctx_));
-        out.their_counters = parse_counters(fin.json);
+        out.their_counters = parse_counters(their_report);
       }
     } catch (const ctrl::CtrlError& e) {
       if (out.mine.ok) throw;
