@@ -379,7 +379,7 @@ ranks_case() {
   local t0 max
   t0=$(now)
   kill -"$sig" "${rpids[victim]}"
-  max=$((RANK_TIMEOUT + 3)); [[ $sig == STOP ]] && max=$((RANK_TIMEOUT + 10))
+  max=$((RANK_TIMEOUT + 3))
   local verdict=pass obs=() latest=0
   for r in $(seq 0 $((n - 1))); do
     ((r == victim)) && continue

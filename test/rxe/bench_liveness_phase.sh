@@ -52,3 +52,33 @@ n=$(tail -n +"$((lines_before + 1))" "$SERVER_LOG" |
   grep -cE "(sent nothing|silent) for 4 s.*; dropped it, serving the next" || true)
 ((n == 8)) || { cat "$SERVER_LOG"; fail "the server named $n frozen clients as silent, expected 8"; }
 ok "every frozen client dropped within --timeout and named as silent ($n)"
+
+# The other way round: a server stopped (SIGSTOP) as a run starts. Its
+# Keepalives end with it, and the client names it within its --timeout (4 s)
+# + 2: a latency loop stalls, while a long write run goes on (rxe, as a NIC
+# would, answers a stopped process's RDMA writes) until the client sees the
+# silence on the control connection.
+# stopped_server PORT PROXY_PORT BIN ARGS...
+stopped_server() {
+  local port=$1 proxy_port=$2 bin=$3 main_server=$SERVER_PID; shift 3
+  start_server "$bin" "$port" "$WORK/stopped.log" --timeout 4
+  local server=$SERVER_PID
+  SERVER_PID=$main_server
+  echo "$server" >"$WORK/stopped.pid"
+  "$PY" "$here/cut_proxy.py" "$proxy_port" "$IP1" "$port" run:1 "stop=@$WORK/stopped.pid" >"$WORK/proxy.out" 2>&1 &
+  local proxy=$! rc=0 t0
+  PIDS+=("$proxy")
+  wait_listen "$proxy_port"
+  t0=$(now_ms)
+  timeout 60 "$bin" -d "$DEV0" -p "$proxy_port" 127.0.0.1 --timeout 4 "$@" >"$WORK/client.out" 2>&1 || rc=$?
+  local ms=$(($(now_ms) - t0)) what="${bin##*/} $*"
+  grep -q "cut_proxy: stop after" "$WORK/proxy.out" || { cat "$WORK/proxy.out" "$WORK/client.out"; fail "$what: the proxy never stopped the server"; }
+  ((rc != 0 && rc != 124)) || { cat "$WORK/client.out"; fail "$what: client exit $rc with a stopped server"; }
+  grep -qE "peer fabench|127\.0\.0\.1:$proxy_port" "$WORK/client.out" || { cat "$WORK/client.out"; fail "$what: the client does not name the stopped server"; }
+  ((ms <= 9000)) || { cat "$WORK/client.out"; fail "$what: the client took $ms ms to give up on the stopped server (limit: start-up + 4 s + 2)"; }
+  ok "stopped server, $what: client exit $rc after $((ms / 1000)).$(((ms % 1000) / 100)) s: $(grep -m1 -oE "ERROR OCCURRED: .*" "$WORK/client.out" | head -c 200)"
+  kill -9 "$server" "$proxy" 2>/dev/null || true
+  wait "$server" "$proxy" 2>/dev/null || true
+}
+stopped_server 18726 18727 "$LAT" --op write -n 1000000
+stopped_server 18728 18729 "$BW" --op write -s 65536 -n 100000000

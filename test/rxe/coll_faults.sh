@@ -34,8 +34,15 @@ expect_named 2 "rank 2 killed" $((T + 3))
 
 start_world 18732
 kill -STOP "${RANK_PIDS[1]}"
-expect_named 1 "rank 1 stopped" $((T + 10))
+expect_named 1 "rank 1 stopped" $((T + 3))
 kill -9 "${RANK_PIDS[1]}" 2>/dev/null || true
+
+# Rank 0 stopped: its Keepalives end, and every rank names it (not the ring
+# neighbour it waits on) within the timeout.
+start_world 18734
+kill -STOP "${RANK_PIDS[0]}"
+expect_named 0 "rank 0 stopped" $((T + 3))
+kill -9 "${RANK_PIDS[0]}" 2>/dev/null || true
 
 start_world 18733
 kill -9 "${RANK_PIDS[0]}"

@@ -36,7 +36,7 @@ expect_named 1 "pull: prefill rank 1 killed" $((T + 3))
 
 start_world 18743 push
 kill -STOP "${RANK_PIDS[2]}"
-expect_named 2 "push: decode rank (rank 2) stopped" $((T + 10))
+expect_named 2 "push: decode rank (rank 2) stopped" $((T + 3))
 kill -9 "${RANK_PIDS[2]}" 2>/dev/null || true
 
 start_world 18744 pull

@@ -90,3 +90,41 @@ TEST_CASE("a partial frame left by a peer that then closed reads as closed, not 
   ::close(peer);
   CHECK(ch.poll_incoming() == Channel::Incoming::kClosed);
 }
+
+TEST_CASE("a Watchdog with a long busy interval looks at the channel rarely while its loop moves, often once it waits",
+          "[harness][loop]") {
+  auto [ch, peer] = socket_pair();
+  Watchdog w(std::chrono::milliseconds(30'000), &ch, Watchdog::kBusyPollLongNs);
+  std::uint64_t progress = 0;
+  REQUIRE_FALSE(w.stalled_now(++progress));  // its first look: the peer is there
+  ::close(peer);
+  // Progress at every check for 300 ms (< kBusyPollLongNs): the closed peer goes unnoticed.
+  const std::uint64_t busy_until = now_ns() + 300'000'000ULL;
+  while (now_ns() < busy_until) {
+    REQUIRE_FALSE(w.stalled_now(++progress));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK_FALSE(w.peer_gone());
+  // No progress: it looks within kControlPollNs, and finds the peer gone.
+  const std::uint64_t t0 = now_ns();
+  while (!w.stalled_now(progress) && now_ns() - t0 < 5'000'000'000ULL) {
+  }
+  CHECK(w.peer_gone());
+  const double s = static_cast<double>(now_ns() - t0) / 1e9;
+  INFO("noticed after " << s << " s");
+  CHECK(s < 0.05);
+  // Moving again, it still looks every kBusyPollLongNs: a peer lost while the loop moves is found.
+  auto [ch2, peer2] = socket_pair();
+  Watchdog w2(std::chrono::milliseconds(30'000), &ch2, Watchdog::kBusyPollLongNs);
+  REQUIRE_FALSE(w2.stalled_now(++progress));
+  ::close(peer2);
+  const std::uint64_t t1 = now_ns();
+  while (!w2.stalled_now(++progress) && now_ns() - t1 < 5'000'000'000ULL) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(w2.peer_gone());
+  const double s2 = static_cast<double>(now_ns() - t1) / 1e9;
+  INFO("noticed while moving after " << s2 << " s");
+  CHECK(s2 >= 0.4);
+  CHECK(s2 < 1.0);
+}

@@ -328,10 +328,14 @@ void Channel::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_point dea
   }
 }
 
-Message Channel::recv(milliseconds timeout) {
+Message Channel::recv(milliseconds timeout) { return recv_frames(timeout, false); }
+
+Message Channel::recv_live(milliseconds silence) { return recv_frames(silence, true); }
+
+Message Channel::recv_frames(milliseconds timeout, bool from_last_heard) {
   if (fd_ < 0) throw CtrlError(CtrlError::Kind::kClosed, "recv on a closed channel from " + describe());
   for (;;) {
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = (from_last_heard ? last_heard_ : Clock::now()) + timeout;
     std::array<std::uint8_t, kHeaderBytes> header_bytes{};
     read_exact(header_bytes.data(), header_bytes.size(), deadline, timeout, false);
     FrameHeader header;

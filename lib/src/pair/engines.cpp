@@ -39,27 +39,41 @@ RunResult completion_failure(const Side& side, const ibv_wc& wc) {
   return fail(verbs::completion_error(wc, qp).what());
 }
 
-RunResult stall_failure(const Watchdog& w, std::string_view waiting_for, std::uint64_t done, std::uint64_t total) {
+RunResult stall_failure(const Watchdog& w, const RunLimits& limits, std::string_view waiting_for, std::uint64_t done,
+                        std::uint64_t total) {
+  // The watched end: the leader (this side follows) or the follower (this side leads).
+  const std::string_view who = limits.leader != nullptr ? "the leader" : "the peer";
   RunResult r;
   if (w.peer_gone()) {
     r = fail(
-        fmt::format("the leader closed its control connection (died or gave up) while this side waited for {} "
+        fmt::format("{} closed its control connection (died or gave up) while this side waited for {} "
                     "({} of {} done)",
-                    waiting_for, done, total));
+                    who, waiting_for, done, total));
   } else if (w.peer_silent()) {
     r = fail(
-        fmt::format("the leader sent nothing for {:.0f} s (stopped or unreachable) while this side waited for {} "
+        fmt::format("{} sent nothing for {:.0f} s (stopped or unreachable) while this side waited for {} "
                     "({} of {} done)",
-                    w.silence_seconds(), waiting_for, done, total));
+                    who, w.silence_seconds(), waiting_for, done, total));
   } else if (w.peer_done()) {
-    return fail(fmt::format("the leader ended its run while this side still waited for {} ({} of {} done)", waiting_for,
+    return fail(fmt::format("{} ended its run while this side still waited for {} ({} of {} done)", who, waiting_for,
                             done, total));
   } else {
     return fail(fmt::format("no progress for {:.0f} s while waiting for {} ({} of {} done); peer dead or fabric down?",
                             w.stall_seconds(), waiting_for, done, total));
   }
-  r.leader_lost = true;
+  r.peer_lost = true;
   return r;
+}
+
+// How often a latency loop that moves looks at the watched channel: the
+// leader's samples are the measurement, so rarely there.
+std::uint64_t busy_poll_ns(const RunLimits& limits) noexcept {
+  return limits.follower != nullptr ? Watchdog::kBusyPollLongNs : harness::kControlPollNs;
+}
+
+// The control channel a run's Watchdog looks at, if any.
+ctrl::Channel* watched(const RunLimits& limits) noexcept {
+  return limits.leader != nullptr ? limits.leader : limits.follower;
 }
 
 std::uint32_t send_flags_for(const Side& side, std::uint64_t bytes, ibv_wr_opcode opcode) {
@@ -132,7 +146,7 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   std::array<ibv_wc, kPollBatch> wcs{};
   std::uint64_t signals_out = 0;
   std::uint64_t i = 0;
-  Watchdog w(limits.stall, limits.leader);
+  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
   const bool leader = role == Role::kLeader;
 
   auto progress = [&] { return i; };
@@ -147,7 +161,7 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
     if (!leader) {
       while (*in_flag != v) {
         if (w.stalled(i)) [[unlikely]]
-          return stall_failure(w, "the leader's write", i, iters);
+          return stall_failure(w, limits, "the leader's write", i, iters);
         if (w.due() && reap_until(~0ULL) < 0) [[unlikely]]
           return completion_failure(side, wcs[0]);
       }
@@ -164,13 +178,13 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
         if (r < 0) [[unlikely]]
           return completion_failure(side, wcs[0]);
         if (r == 0) [[unlikely]]
-          return stall_failure(w, "a send completion", i, iters);
+          return stall_failure(w, limits, "a send completion", i, iters);
       }
     }
     if (leader) {
       while (*in_flag != v) {
         if (w.stalled(i)) [[unlikely]]
-          return stall_failure(w, "the follower's reply", i, iters);
+          return stall_failure(w, limits, "the follower's reply", i, iters);
         if (w.due() && reap_until(~0ULL) < 0) [[unlikely]]
           return completion_failure(side, wcs[0]);
       }
@@ -181,7 +195,7 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   }
   const std::uint64_t t_end = now_ns();
   if (const int r = reap_until(0); r <= 0) {
-    return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, "the last send completion", i, iters);
+    return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, limits, "the last send completion", i, iters);
   }
   return pingpong_result(t_start, t_end, iters, msg);
 }
@@ -204,7 +218,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
   std::array<ibv_wc, kPollBatch> wcs{};
   std::uint64_t signals_out = 0;
   std::uint64_t i = 0;
-  Watchdog w(limits.stall, limits.leader);
+  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
   const bool leader = role == Role::kLeader;
   auto progress = [&] { return i; };
 
@@ -231,7 +245,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
     if (!leader) {
       const int r = await_recv();
       if (r == 0) [[unlikely]]
-        return stall_failure(w, "the leader's send", i, iters);
+        return stall_failure(w, limits, "the leader's send", i, iters);
       if (r == -2) [[unlikely]]
         return fail("ibv_post_recv failed while reposting a receive");
       if (r < 0) [[unlikely]]
@@ -248,13 +262,13 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
         if (r < 0) [[unlikely]]
           return completion_failure(side, wcs[0]);
         if (r == 0) [[unlikely]]
-          return stall_failure(w, "a send completion", i, iters);
+          return stall_failure(w, limits, "a send completion", i, iters);
       }
     }
     if (leader) {
       const int r = await_recv();
       if (r == 0) [[unlikely]]
-        return stall_failure(w, "the follower's reply", i, iters);
+        return stall_failure(w, limits, "the follower's reply", i, iters);
       if (r == -2) [[unlikely]]
         return fail("ibv_post_recv failed while reposting a receive");
       if (r < 0) [[unlikely]]
@@ -266,7 +280,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
   }
   const std::uint64_t t_end = now_ns();
   if (const int r = reap_until(0); r <= 0) {
-    return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, "the last send completion", i, iters);
+    return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, limits, "the last send completion", i, iters);
   }
   return pingpong_result(t_start, t_end, iters, msg);
 }
@@ -297,7 +311,7 @@ RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, co
   std::array<ibv_wc, 1> wcs{};
   std::uint64_t i = 0;
   std::uint64_t wrong = 0;
-  Watchdog w(limits.stall, limits.leader);
+  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
   auto progress = [&] { return i; };
 
   std::uint64_t t_prev = now_ns();
@@ -313,7 +327,7 @@ RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, co
       return fail(qp.send_error(rc, wr).what());
     const int n = wait_cq(side.send_cq(), spec.events, wcs, w, progress);
     if (n == 0) [[unlikely]]
-      return stall_failure(w, "a completion", i, iters);
+      return stall_failure(w, limits, "a completion", i, iters);
     if (n < 0 || wcs[0].status != IBV_WC_SUCCESS) [[unlikely]]
       return completion_failure(side, wcs[0]);
     const std::uint64_t t = now_ns();
@@ -431,7 +445,7 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
   std::array<ibv_wc, kPollBatch> wcs{};
   std::uint64_t tx_done = 0;
   std::uint64_t rx_done = 0;
-  Watchdog w(limits.stall, limits.leader);
+  Watchdog w(limits.stall, watched(limits));  // the channel every 10 ms, moving or not: not a latency sample
   auto progress = [&] { return tx_done + rx_done; };
   std::uint64_t t_last_rx = 0;
   const std::uint64_t quiet_ns = 20'000'000ULL;
@@ -509,9 +523,9 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
       // Busy (UC and UD sends complete locally whether or not anyone listens):
       // the driver's channel is still looked at, so a leader that closed its
       // connection or went silent ends the run here too.
-      if (limits.leader != nullptr && w.stalled(progress()) && w.peer_lost()) [[unlikely]] {
-        return stall_failure(w, tx_done < tx_total ? "send completions" : "the peer's messages", tx_done + rx_done,
-                             tx_total + rx_total);
+      if (watched(limits) != nullptr && w.stalled(progress()) && w.peer_lost()) [[unlikely]] {
+        return stall_failure(w, limits, tx_done < tx_total ? "send completions" : "the peer's messages",
+                             tx_done + rx_done, tx_total + rx_total);
       }
     } else {
       if (unreliable && receives && tx_done == tx_total && w.due()) {
@@ -544,8 +558,8 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
         armed = nullptr;
       }
       if (spec.events ? w.stalled_now(progress()) : w.stalled(progress())) [[unlikely]] {
-        return stall_failure(w, tx_done < tx_total ? "send completions" : "the peer's messages", tx_done + rx_done,
-                             tx_total + rx_total);
+        return stall_failure(w, limits, tx_done < tx_total ? "send completions" : "the peer's messages",
+                             tx_done + rx_done, tx_total + rx_total);
       }
     }
   }

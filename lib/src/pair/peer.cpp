@@ -63,6 +63,9 @@ std::string info_json(const harness::Context& ctx) {
       {"port_rate_gbps", p.rate_gbps},
       {"active_mtu_bytes", p.active_mtu_bytes},
       {"version", std::string(ctrl::build_version())},
+      // Keepalives from "ready" to the run's result: the leader may treat
+      // silence in a run as a stopped follower (peer.hpp).
+      {"run_keepalive", true},
   };
   return j.dump();
 }
@@ -276,12 +279,17 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
   const std::uint64_t load_b0 = load != nullptr ? load->bytes_done() : 0;
   const std::uint64_t load_t0 = harness::now_ns();
   ch.send(result(cmd.sequence));  // ready
+  // From "ready" to the result this side says nothing of its own: a
+  // heartbeat tells the leader it is alive (checking a large buffer may take
+  // a while), so that the leader may name a stopped follower within its timeout.
+  std::mutex send_mutex;
+  auto heartbeat = std::make_unique<ctrl::Heartbeat>(std::vector<ctrl::Channel*>{&ch}, send_mutex);
   RunLimits limits{o.timeout};
   limits.leader = &ch;
   RunResult mine = side.spec().kind == Kind::kLatency
                        ? run_latency(side, Role::kFollower, cmd.iterations, nullptr, limits)
                        : run_bandwidth(side, Role::kFollower, cmd.iterations, limits);
-  if (mine.leader_lost) {
+  if (mine.peer_lost) {
     throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed, mine.error);
   }
   const ctrl::Command fin = expect_command(ch.recv(o.timeout), ch);
@@ -309,6 +317,7 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
                   mine.ok ? std::string{} : fmt::format("server: {}", mine.error));
   r.values = to_values(mine);
   if (counters || load != nullptr) r.json = finish_json(counters ? &before : nullptr, after, load, load_result);
+  heartbeat.reset();  // its last frame is out before the result goes
   ch.send(r);
   return mine.ok;
 }
@@ -350,7 +359,7 @@ void follow(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o
 Leader::Leader(ctrl::Channel channel, const harness::Context& ctx, const PeerOptions& options)
     : channel_(std::move(channel)), ctx_(ctx), options_(options) {
   (void)channel_.exchange_hello(pair_hello(), options_.timeout, ctrl::Credentials{options_.token, false});
-  keepalive_ = std::jthread([this](const std::stop_token& stop) { keep_alive(stop); });
+  heartbeat_ = std::make_unique<ctrl::Heartbeat>(std::vector<ctrl::Channel*>{&channel_}, send_mutex_);
   const auto r = call("info", {}, 0, options_.timeout);
   try {
     const auto j = nlohmann::json::parse(r.json);
@@ -361,6 +370,7 @@ Leader::Leader(ctrl::Channel channel, const harness::Context& ctx, const PeerOpt
     peer_.port_rate_gbps = j.value("port_rate_gbps", 0.0);
     peer_.active_mtu_bytes = j.value("active_mtu_bytes", 0U);
     peer_.version = j.value("version", "");
+    peer_.run_keepalive = j.value("run_keepalive", false);
   } catch (const nlohmann::json::exception& e) {
     throw ctrl::CtrlError(ctrl::CtrlError::Kind::kMalformed,
                           fmt::format("{} sent unreadable info: {}", channel_.describe(), e.what()));
@@ -369,37 +379,13 @@ Leader::Leader(ctrl::Channel channel, const harness::Context& ctx, const PeerOpt
 
 Leader::~Leader() { goodbye(); }
 
-void Leader::keep_alive(const std::stop_token& stop) {
-  // Every second: well inside any follower timeout worth having (>= 2 s).
-  constexpr auto kInterval = std::chrono::seconds(1);
-  std::unique_lock lock(keepalive_mutex_);
-  while (!keepalive_cv_.wait_for(lock, stop, kInterval, [] { return false; })) {
-    if (stop.stop_requested()) return;
-    try {
-      const std::lock_guard send_lock(send_mutex_);
-      channel_.send(ctrl::Keepalive{}, milliseconds(1000));
-    } catch (const std::exception& e) {
-      // The main thread meets the same failure at its next exchange and reports it.
-      spdlog::debug("keepalive to {}: {}", channel_.describe(), e.what());
-      return;
-    }
-  }
-}
-
-void Leader::stop_keepalive() noexcept {
-  if (keepalive_.joinable()) {
-    keepalive_.request_stop();
-    keepalive_.join();
-  }
-}
-
 void Leader::send(const ctrl::Message& msg) {
   const std::lock_guard lock(send_mutex_);
   channel_.send(msg);
 }
 
 void Leader::goodbye() noexcept {
-  stop_keepalive();
+  heartbeat_.reset();
   if (dead() || !channel_.is_open()) return;
   try {
     channel_.send(ctrl::Goodbye{}, milliseconds(1000));
@@ -530,7 +516,8 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     }
     const auto ready = call("run", std::move(run_params), iterations, options_.timeout);
     if (ready.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ready.error);
-    const RunLimits limits{options_.timeout};
+    RunLimits limits{options_.timeout};
+    if (peer_.run_keepalive) limits.follower = &channel_;
     Outcome out;
     if (load_) {
       out.mine = run_loaded(iterations, samples, limits, out.my_load);
@@ -542,11 +529,16 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     // our own sends are done; its result comes after its last completion, so
     // our check waits for it.
     if (out.mine.ok && !spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader);
+    if (out.mine.peer_lost) {
+      // The follower died or fell silent mid-run: there is no view to ask for.
+      throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed,
+                            fmt::format("{} (peer {})", out.mine.error, channel_.describe()));
+    }
     // Even after a local failure ask for the follower's view: it names the
     // cause when the fault was on its side.
     std::string theirs_error;
     try {
-      const auto fin = call("finish", {}, 0, options_.timeout * 3);
+      const auto fin = call("finish", {}, 0, peer_.run_keepalive ? options_.timeout : options_.timeout * 3);
       out.theirs = from_values(fin);
       const nlohmann::json their_report = parse_finish(fin.json);
       if (load_) out.their_load = parse_load(their_report);

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <iostream>
+#include <mutex>
 #include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/ctrl/wire.hpp"
 #include "fabench/harness/loop.hpp"
 
@@ -40,11 +42,18 @@ ctrl::Result to_result(std::uint64_t seq, const RankReport& r) {
   return out;
 }
 
+// When `ch` last brought a frame, on harness::now_ns()'s clock (both are CLOCK_MONOTONIC).
+std::uint64_t heard_ns(const ctrl::Channel& ch) noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ch.last_heard().time_since_epoch()).count());
+}
+
 }  // namespace
 
 Waiter::Waiter(const Watch& watch) noexcept
     : watch_(watch),
       stall_ns_(static_cast<std::uint64_t>(watch.stall.count()) * 1'000'000ULL),
+      silence_ns_(static_cast<std::uint64_t>(watch.silence.count()) * 1'000'000ULL),
       t_progress_(harness::now_ns()),
       next_watch_(t_progress_ + kWatchEveryNs) {}
 
@@ -64,7 +73,12 @@ Waiter::Verdict Waiter::idle() noexcept {
     next_watch_ = t + kWatchEveryNs;
     for (std::size_t i = 0; i < watch_.channels.size(); ++i) {
       const auto in = watch_.channels[i]->poll_incoming();
-      if (in == ctrl::Channel::Incoming::kNothing) continue;
+      if (in == ctrl::Channel::Incoming::kNothing) {
+        if (watch_.silence.count() == 0 || t < heard_ns(*watch_.channels[i]) + silence_ns_) continue;
+        channel_ = i;
+        silent_ = true;
+        return Verdict::kControl;
+      }
       if (in == ctrl::Channel::Incoming::kMessage && !watch_.stop_on_message) continue;
       channel_ = i;
       closed_ = in == ctrl::Channel::Incoming::kClosed;
@@ -94,7 +108,7 @@ Outcome Leader::run(std::size_t bench, std::uint64_t iterations, const Params& p
     run.params.emplace_back("bench", std::to_string(bench));
     broadcast(run, true);
     job_.prepare(bench, params);
-    if (!collect(seq, out, o_.timeout, "getting ready for " + what)) return abort(out);
+    if (!collect(seq, out, o_.timeout, "getting ready for " + what, false)) return abort(out);
     broadcast(ctrl::Command{++seq_, "go", {}, 0}, true);
   } catch (const std::exception& e) {
     out.ok = false;
@@ -105,8 +119,23 @@ Outcome Leader::run(std::size_t bench, std::uint64_t iterations, const Params& p
   watch.stall = o_.timeout;
   for (std::uint32_t r = 1; r < n_; ++r) watch.channels.push_back(&boot_.channel_to(r));
   watch.stop_on_message = false;
+  watch.silence = o_.timeout;  // every rank's Heartbeat, from "go" to its result
   watch.spin_before_yield = o_.spin_before_yield;
-  out.ranks[0] = job_.run(iterations, watch);
+  bool all = false;
+  {
+    // Through the run and the wait for results, the others hear from rank 0
+    // every second: its silence means it is stopped. Only this thread sends
+    // on the channels until it is gone (abort() broadcasts after).
+    std::mutex send_mutex;
+    const ctrl::Heartbeat heartbeat(watch.channels, send_mutex);
+    out.ranks[0] = job_.run(iterations, watch);
+    if (out.ranks[0].closed_channel < 0) {
+      // After a failure here, the others are failing too (or are the cause):
+      // give them a short while to say so; silence then names the culprit.
+      const auto wait = out.ranks[0].ok ? o_.timeout * 3 : std::min(o_.timeout, milliseconds(5000));
+      all = collect(seq_, out, wait, what, true);
+    }
+  }
   if (out.ranks[0].closed_channel >= 0) {
     // A rank died mid-run: name it and stop the others now, before their stall.
     const auto r = static_cast<std::uint32_t>(out.ranks[0].closed_channel + 1);
@@ -114,10 +143,6 @@ Outcome Leader::run(std::size_t bench, std::uint64_t iterations, const Params& p
     out.error = fmt::format("{} closed its connection (died) during {}", boot_.describe_rank(r), what);
     return abort(out);
   }
-  // After a failure here, the others are failing too (or are the cause):
-  // give them a short while to say so; silence then names the culprit.
-  const auto wait = out.ranks[0].ok ? o_.timeout * 3 : std::min(o_.timeout, milliseconds(5000));
-  const bool all = collect(seq_, out, wait, what);
   if (!all || std::any_of(out.ranks.begin(), out.ranks.end(), [](const auto& r) { return !r.ok; })) {
     return abort(out);
   }
@@ -126,47 +151,63 @@ Outcome Leader::run(std::size_t bench, std::uint64_t iterations, const Params& p
 
 // Results of `seq` from every other rank into out.ranks, waiting on all of
 // them at once for at most `wait`; false (with out.error naming the ranks)
-// when one failed, died or stayed silent.
-bool Leader::collect(std::uint64_t seq, Outcome& out, milliseconds wait, const std::string& what) {
+// when one failed, died or stayed silent. `live`: the ranks send Keepalives
+// meanwhile (from "go" to their result), so one that sent nothing at all for
+// --timeout is stopped or cut off: named at once, and the wait ends there.
+bool Leader::collect(std::uint64_t seq, Outcome& out, milliseconds wait, const std::string& what, bool live) {
+  using Clock = std::chrono::steady_clock;
   std::vector<std::string> culprits;  // dead or silent: the news
   std::vector<std::string> failed;    // failed on their own (often because of a culprit)
   std::vector<std::uint32_t> pending;
   for (std::uint32_t r = 1; r < n_; ++r) {
     if (!dead(r)) pending.push_back(r);
   }
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (!pending.empty()) {
+  const auto deadline = Clock::now() + wait;
+  while (!pending.empty() && culprits.empty()) {
     std::vector<pollfd> fds;
     for (const auto r : pending) fds.push_back({boot_.channel_to(r).fd(), POLLIN, 0});
-    const auto left = std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0 || ::poll(fds.data(), fds.size(), static_cast<int>(left)) == 0) break;
+    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    // Live: wake at least every 100 ms to look for a rank fallen silent.
+    const auto slice = live ? std::min<std::int64_t>(left, 100) : left;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(slice)) == 0 && !live) break;
     std::vector<std::uint32_t> still;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       const std::uint32_t r = pending[i];
-      if (fds[i].revents == 0) {
-        still.push_back(r);
+      ctrl::Channel& ch = boot_.channel_to(r);
+      // Keepalives are taken here; a result (or a hang-up) is left for recv().
+      if (fds[i].revents != 0 && ch.poll_incoming() != ctrl::Channel::Incoming::kNothing) {
+        try {
+          ctrl::Message m = ch.recv(o_.timeout);
+          const auto* res = std::get_if<ctrl::Result>(&m);
+          if (res == nullptr || res->sequence != seq) {
+            failed.push_back(fmt::format("{} answered out of turn during {}", boot_.describe_rank(r), what));
+            continue;
+          }
+          out.ranks[r] = from_result(*res);
+          if (!out.ranks[r].ok) failed.push_back(out.ranks[r].error);
+        } catch (const ctrl::CtrlError&) {
+          culprits.push_back(fmt::format("{} closed its connection (died) during {}", boot_.describe_rank(r), what));
+          dead_.push_back(r);
+        }
         continue;
       }
-      try {
-        ctrl::Message m = boot_.channel_to(r).recv(o_.timeout);
-        const auto* res = std::get_if<ctrl::Result>(&m);
-        if (res == nullptr || res->sequence != seq) {
-          failed.push_back(fmt::format("{} answered out of turn during {}", boot_.describe_rank(r), what));
-          continue;
-        }
-        out.ranks[r] = from_result(*res);
-        if (!out.ranks[r].ok) failed.push_back(out.ranks[r].error);
-      } catch (const ctrl::CtrlError&) {
-        culprits.push_back(fmt::format("{} closed its connection (died) during {}", boot_.describe_rank(r), what));
+      if (live && Clock::now() - ch.last_heard() >= o_.timeout) {
+        culprits.push_back(fmt::format("{} sent nothing for {} (stopped or unreachable) during {}",
+                                       boot_.describe_rank(r), ctrl::format_duration(o_.timeout), what));
         dead_.push_back(r);
+        continue;
       }
+      still.push_back(r);
     }
     pending = std::move(still);
   }
-  for (const auto r : pending) {
-    culprits.push_back(fmt::format("{} did not answer within {} (stopped or hung) during {}", boot_.describe_rank(r),
-                                   ctrl::format_duration(wait), what));
-    dead_.push_back(r);
+  if (culprits.empty()) {
+    for (const auto r : pending) {
+      culprits.push_back(fmt::format("{} did not answer within {} (stopped or hung) during {}", boot_.describe_rank(r),
+                                     ctrl::format_duration(wait), what));
+      dead_.push_back(r);
+    }
   }
   if (!out.ranks[0].ok) failed.insert(failed.begin(), "rank 0: " + out.ranks[0].error);
   if (culprits.empty() && failed.empty()) return true;
@@ -262,8 +303,16 @@ class Follower {
     watch.stall = o_.timeout;
     watch.channels = {&root_};
     watch.stop_on_message = true;
+    watch.silence = o_.timeout;  // rank 0's Heartbeat
     watch.spin_before_yield = o_.spin_before_yield;
-    RankReport mine = job_.run(c.iterations, watch);
+    RankReport mine;
+    {
+      // Rank 0 waits on every rank at once until it has their results: its
+      // Waiter and collect() take this rank's silence to mean it is stopped.
+      std::mutex send_mutex;
+      const ctrl::Heartbeat heartbeat({&root_}, send_mutex);
+      mine = job_.run(c.iterations, watch);
+    }
     if (!mine.ok && root_.poll_incoming() != ctrl::Channel::Incoming::kNothing) {
       // Rank 0 spoke or went away mid-run: its word (or its absence) is the news.
       try {
@@ -275,22 +324,25 @@ class Follower {
       }
     }
     if (!mine.ok) mine.error = fmt::format("rank {}: {}", boot_.rank(), mine.error);
+    if (!mine.ok && std::chrono::steady_clock::now() - root_.last_heard() >= o_.timeout) return root_silent(what, mine);
     root_.send(to_result(g->sequence, mine));
     if (mine.ok) return 0;
-    // Rank 0 names the culprit after waiting up to 5 s for every rank's word;
-    // if it says nothing a while after that, it is the one stuck.
-    const auto wait = std::min(o_.timeout, milliseconds(5000)) + std::chrono::seconds(5);
+    // Rank 0 names the culprit after waiting up to 5 s for every rank's
+    // word, sending Keepalives meanwhile; if it falls silent, it is the one stuck.
     try {
-      ctrl::Message m = root_.recv(wait);
+      ctrl::Message m = root_.recv_live(o_.timeout);
       if (const auto* e = std::get_if<ctrl::Error>(&m)) return fail(e->text);
       return fail(mine.error);
     } catch (const ctrl::CtrlError& e) {
-      return fail(fmt::format("{}; then {}", mine.error,
-                              e.kind() == ctrl::CtrlError::Kind::kTimeout
-                                  ? fmt::format("rank 0 ({}) did not answer within {} (stopped or hung)",
-                                                boot_.hosts()[0], ctrl::format_duration(wait))
-                                  : std::string(e.what())));
+      if (e.kind() == ctrl::CtrlError::Kind::kTimeout) return root_silent(what, mine);
+      return fail(fmt::format("{}; then {}", mine.error, e.what()));
     }
+  }
+
+  // Rank 0 sent nothing, not even a Keepalive, for --timeout: it is the news, this rank's own failure the detail.
+  int root_silent(const std::string& what, const RankReport& mine) const {
+    return fail(fmt::format("rank 0 ({}) sent nothing for {} (stopped or unreachable) during {}; {}", boot_.hosts()[0],
+                            ctrl::format_duration(o_.timeout), what, mine.error));
   }
 
   ctrl::Bootstrap& boot_;

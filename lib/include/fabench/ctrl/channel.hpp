@@ -64,6 +64,11 @@ class Channel {
   // "silent for T" means no frame at all for T.
   [[nodiscard]] Message recv() { return recv(options_.timeout); }
   [[nodiscard]] Message recv(std::chrono::milliseconds timeout);
+  // As recv(), but `silence` counts from the last frame heard (last_heard()),
+  // not from this call: for a peer that sends Keepalives while it works, so
+  // that one which stopped is noticed `silence` after its last frame, however
+  // long the caller was busy elsewhere before it asked.
+  [[nodiscard]] Message recv_live(std::chrono::milliseconds silence);
 
   // What waits on the socket, without blocking and without taking a message
   // (Keepalive frames are taken, as recv() would). For a loop that must notice
@@ -99,6 +104,7 @@ class Channel {
   void close() noexcept;
 
  private:
+  Message recv_frames(std::chrono::milliseconds timeout, bool from_last_heard);
   void read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
                   std::chrono::milliseconds timeout, bool started);
 

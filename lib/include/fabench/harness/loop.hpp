@@ -47,12 +47,20 @@ class Watchdog {
   static constexpr std::uint32_t kWatchEvery = 1U << 12;
   static constexpr std::uint64_t kCheckTargetNs = 1'000'000;
 
-  explicit Watchdog(std::chrono::milliseconds stall, ctrl::Channel* watched = nullptr) noexcept
+  // The channel is looked at every kControlPollNs while the loop waits
+  // without progress, and every `busy_poll` while it moves: kControlPollNs
+  // by default, so that a busy loop (UC sends complete whether or not anyone
+  // listens) notices a closed channel at once; a timed latency loop passes
+  // more (kBusyPollLongNs), so that a system call lands in a sample rarely.
+  static constexpr std::uint64_t kBusyPollLongNs = 500'000'000;
+  explicit Watchdog(std::chrono::milliseconds stall, ctrl::Channel* watched = nullptr,
+                    std::uint64_t busy_poll_ns = kControlPollNs) noexcept
       : stall_ns_(static_cast<std::uint64_t>(stall.count()) * 1'000'000ULL),
         silence_ns_(stall_ns_),
         deadline_(now_ns() + stall_ns_),
         last_check_(deadline_ - stall_ns_),
-        watched_(watched) {}
+        watched_(watched),
+        busy_poll_ns_(busy_poll_ns) {}
 
   // True once no progress was seen for the stall duration, or the watched peer is lost.
   [[nodiscard]] bool stalled(std::uint64_t progress) noexcept {
@@ -66,14 +74,14 @@ class Watchdog {
   [[nodiscard]] bool stalled_now(std::uint64_t progress) noexcept {
     const std::uint64_t t = now_ns();
     adapt(t);
-    watch_peer(t);
-    if (peer_lost()) return true;
-    if (progress != last_progress_) {
+    const bool moved = progress != last_progress_;
+    if (moved) {
       last_progress_ = progress;
       deadline_ = t + stall_ns_;
-      return false;
     }
-    return t > deadline_;
+    watch_peer(t, moved);
+    if (peer_lost()) return true;
+    return !moved && t > deadline_;
   }
   // Whether the last stalled() call read the clock (a cheap moment for rare work).
   [[nodiscard]] bool due() const noexcept { return due_; }
@@ -95,12 +103,12 @@ class Watchdog {
     const std::uint64_t dt = t > last_check_ ? t - last_check_ : 1;
     last_check_ = t;
     const std::uint64_t want = std::uint64_t{every_} * kCheckTargetNs / dt;
-    every_ = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(want, 1, std::min<std::uint64_t>(
-                                                                               2ULL * every_, kWatchEvery)));
+    every_ = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(want, 1, std::min<std::uint64_t>(2ULL * every_, kWatchEvery)));
   }
-  void watch_peer(std::uint64_t t) noexcept {
-    if (watched_ == nullptr || t < next_poll_) return;
-    next_poll_ = t + kControlPollNs;
+  void watch_peer(std::uint64_t t, bool moved) noexcept {
+    if (watched_ == nullptr || t < last_poll_ + (moved ? busy_poll_ns_ : kControlPollNs)) return;
+    last_poll_ = t;
     switch (watched_->poll_incoming()) {
       case ctrl::Channel::Incoming::kClosed: gone_ = true; return;
       case ctrl::Channel::Incoming::kMessage:
@@ -128,7 +136,8 @@ class Watchdog {
   std::uint32_t every_ = 1;  // doubles per check up to kWatchEvery where spins are cheap
   bool due_ = true;
   ctrl::Channel* watched_;
-  std::uint64_t next_poll_ = 0;
+  std::uint64_t busy_poll_ns_;
+  std::uint64_t last_poll_ = 0;
   bool gone_ = false;
   bool silent_ = false;
   bool done_ = false;

@@ -39,6 +39,12 @@ struct RunLimits {
   //    a short quiet period; anything else still waiting fails after 1 s
   //    without progress (the leader gave up early).
   ctrl::Channel* leader = nullptr;
+  // Leader: the follower's control channel, when the follower sends
+  // Keepalives during runs (PeerInfo::run_keepalive). Watched the same way,
+  // so that a follower that died or stopped ends the leader's wait (a
+  // ping-pong reply, a completion) at once or within the stall timeout,
+  // named, instead of after the stall and then a wait for its result.
+  ctrl::Channel* follower = nullptr;
 };
 
 struct RunResult {
@@ -49,7 +55,7 @@ struct RunResult {
   std::uint64_t bytes = 0;     // payload bytes this side sent
   std::uint64_t received = 0;  // messages this side received (send/recv)
   std::uint64_t wrong = 0;     // payload bytes or atomic results that did not match
-  bool leader_lost = false;    // follower: the leader closed its connection or fell silent
+  bool peer_lost = false;      // the watched peer (RunLimits) closed its connection or fell silent
 };
 
 // Before a run: zero the ping-pong flags and top up receive queues, so that

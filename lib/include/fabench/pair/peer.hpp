@@ -43,6 +43,15 @@
 // or cut off within the follower's timeout, even during a long one-sided run
 // in which the follower itself has nothing to do.
 //
+// The follower does the same from its "ready" to its finish Result (the span
+// in which it says nothing of its own), and says so in its info
+// ("run_keepalive": true). The leader then watches the follower's socket
+// while it waits in a run (RunLimits::follower, only after 10 ms without
+// progress) and waits for the finish Result as long as Keepalives come: a
+// follower that dies is named at once, one that is stopped within --timeout.
+// With a follower that does not say so, the leader waits 3 x --timeout for
+// its result, as silence cannot tell a busy follower from a stopped one.
+//
 // A follower serves any spec from any client (with a token: any client that
 // proves it, ctrl/token.hpp), one client at a time; a client that dies or
 // sends garbage is logged and dropped, and the server goes on (server.hpp).
@@ -50,15 +59,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/harness/counters.hpp"
 #include "fabench/harness/samples.hpp"
@@ -93,6 +101,7 @@ struct PeerInfo {
   double port_rate_gbps = 0;
   std::uint32_t active_mtu_bytes = 0;
   std::string version;
+  bool run_keepalive = false;  // it sends Keepalives during runs (its silence there means stopped)
 };
 
 // The Hello both ends of a pair send first.
@@ -140,8 +149,6 @@ class Leader {
   void drop() noexcept;
   RunResult run_loaded(std::uint64_t iterations, harness::Samples* samples, const RunLimits& limits, LoadResult& load);
   void send(const ctrl::Message& msg);
-  void keep_alive(const std::stop_token& stop);
-  void stop_keepalive() noexcept;
   ctrl::Result call(const std::string& what, std::vector<std::pair<std::string, std::string>> params,
                     std::uint64_t iterations, std::chrono::milliseconds timeout);
   ctrl::Result await_result(std::uint64_t sequence, std::chrono::milliseconds timeout);
@@ -159,9 +166,7 @@ class Leader {
   // send_mutex_ so frames never interleave. Declared last: the thread stops
   // (destructor order) before the channel it writes to goes.
   std::mutex send_mutex_;
-  std::mutex keepalive_mutex_;
-  std::condition_variable_any keepalive_cv_;
-  std::jthread keepalive_;
+  std::unique_ptr<ctrl::Heartbeat> heartbeat_;
 };
 
 }  // namespace fabench::pair

@@ -13,7 +13,13 @@
 // While a benchmark runs, rank 0 watches every rank's channel and rank k
 // watches rank 0's (Watch, Waiter): a rank that dies closes its channel and is
 // named at once; one that stops leaves the others without progress for
-// --timeout, after which rank 0 names the ranks that did not answer.
+// --timeout, after which rank 0 names the ranks that did not answer. From
+// "go" until it has every result (or gives up), rank 0 sends each rank a
+// Keepalive every second (ctrl::Heartbeat), and each rank sends rank 0 one
+// from "go" until its result: a rank k that hears nothing from rank 0 for
+// --timeout, in its run or while it waits for rank 0's word after its own
+// failure, names rank 0 as stopped; rank 0 names a silent rank k the same
+// way and tells the others. Either within about --timeout of the stop.
 #pragma once
 
 #include <chrono>
@@ -36,6 +42,10 @@ struct Watch {
   // mid-run to abort; rank 0 itself lets early results wait).
   std::vector<ctrl::Channel*> channels;
   bool stop_on_message = true;
+  // When > 0: a channel that brought no frame (Keepalives included) for this
+  // long stops the loop too (a follower: rank 0 sends Keepalives through
+  // every run, so its silence means it is stopped or cut off).
+  std::chrono::milliseconds silence{0};
   // Empty polls before sched_yield(): 0 = yield at every empty poll (ranks
   // outnumber cores), large = spin.
   std::uint32_t spin_before_yield = 0;
@@ -59,19 +69,22 @@ class Waiter {
   }
   [[nodiscard]] Verdict idle() noexcept;
 
-  // After kControl: which channel, and whether it closed (else it spoke).
+  // After kControl: which channel, and whether it closed or fell silent (else it spoke).
   [[nodiscard]] std::size_t channel_index() const noexcept { return channel_; }
   [[nodiscard]] bool channel_closed() const noexcept { return closed_; }
+  [[nodiscard]] bool channel_silent() const noexcept { return silent_; }
   [[nodiscard]] std::chrono::milliseconds stall() const noexcept { return watch_.stall; }
 
  private:
   const Watch& watch_;
   std::uint64_t stall_ns_;
+  std::uint64_t silence_ns_;
   std::uint64_t t_progress_;
   std::uint64_t next_watch_;
   std::uint32_t idle_ = 0;
   std::size_t channel_ = 0;
   bool closed_ = false;
+  bool silent_ = false;
 };
 
 using Params = std::vector<std::pair<std::string, std::string>>;
@@ -129,7 +142,7 @@ class Leader {
   [[nodiscard]] std::uint32_t size() const noexcept { return n_; }
 
  private:
-  bool collect(std::uint64_t seq, Outcome& out, std::chrono::milliseconds wait, const std::string& what);
+  bool collect(std::uint64_t seq, Outcome& out, std::chrono::milliseconds wait, const std::string& what, bool live);
   Outcome abort(Outcome out);
   void broadcast(const ctrl::Message& m, bool strict = false);
   [[nodiscard]] bool dead(std::uint32_t r) const;

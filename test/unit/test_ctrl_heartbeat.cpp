@@ -1,0 +1,104 @@
+// ctrl::Heartbeat and Channel::recv_live: how a live but busy peer is told
+// from a stopped one (silence, counted from the last frame heard).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "ctrl_support.hpp"
+#include "fabench/ctrl/channel.hpp"
+#include "fabench/ctrl/heartbeat.hpp"
+
+using namespace fabench::ctrl;
+using fabench::test::catch_ctrl;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Pair {
+  Channel client;
+  Channel server;
+};
+
+Pair connect_pair() {
+  auto listener = Listener::bind("127.0.0.1", 0);
+  auto client = Channel::connect("127.0.0.1", listener.port(), 2s);
+  auto server = listener.accept(2s);
+  REQUIRE(server.has_value());
+  return Pair{std::move(client), std::move(*server)};
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+TEST_CASE("recv_live counts silence from the last frame heard, not from the call", "[ctrl][heartbeat]") {
+  auto [client, server] = connect_pair();
+  client.send(Keepalive{});
+  std::this_thread::sleep_for(50ms);
+  REQUIRE(server.poll_incoming() == Channel::Incoming::kNothing);  // takes it: heard now
+  std::this_thread::sleep_for(250ms);
+  // 250 of the 400 ms already passed while this side was busy elsewhere.
+  const auto t0 = Clock::now();
+  const auto e = catch_ctrl([&s = server] { (void)s.recv_live(400ms); });
+  const double waited = seconds_since(t0);
+  CHECK(e.kind() == CtrlError::Kind::kTimeout);
+  CHECK_THAT(e.what(), Catch::EndsWith("silent for 400 ms"));
+  INFO("waited " << waited << " s");
+  CHECK(waited >= 0.1);
+  CHECK(waited < 0.3);
+  // recv() would have waited the whole 400 ms from its call.
+  const auto t1 = Clock::now();
+  (void)catch_ctrl([&s = server] { (void)s.recv(400ms); });
+  CHECK(seconds_since(t1) >= 0.39);
+}
+
+TEST_CASE("a Heartbeat keeps a peer's recv_live waiting for as long as it beats", "[ctrl][heartbeat]") {
+  auto [client, server] = connect_pair();
+  std::mutex send_mutex;
+  Clock::time_point t0;
+  std::thread worker;
+  {
+    const Heartbeat beat({&client}, send_mutex, 100ms);
+    t0 = Clock::now();
+    // The owner's own message comes after 1 s, five times the 200 ms of
+    // silence the reader allows, sent under the same mutex as the beats.
+    worker = std::thread([&c = client, &send_mutex] {
+      std::this_thread::sleep_for(1s);
+      const std::lock_guard lock(send_mutex);
+      c.send(Barrier{42});
+    });
+    const Message got = server.recv_live(200ms);
+    REQUIRE(std::holds_alternative<Barrier>(got));
+    CHECK(std::get<Barrier>(got).epoch == 42);
+    CHECK(seconds_since(t0) >= 0.95);
+    worker.join();
+  }
+  // Stopped: the reader sees silence within its 200 ms of the last beat.
+  const auto t1 = Clock::now();
+  const auto e = catch_ctrl([&s = server] { (void)s.recv_live(200ms); });
+  CHECK(e.kind() == CtrlError::Kind::kTimeout);
+  CHECK(seconds_since(t1) < 0.25);
+}
+
+TEST_CASE("a Heartbeat drops a channel whose peer is gone and beats on the others; it stops at once",
+          "[ctrl][heartbeat]") {
+  auto a = connect_pair();
+  auto b = connect_pair();
+  a.server.close();  // a's peer is gone: sends to it fail (reset) after the first
+  std::mutex send_mutex;
+  {
+    const Heartbeat beat({&a.client, &b.client}, send_mutex, 50ms);
+    std::this_thread::sleep_for(200ms);
+    const auto before = b.server.last_heard();
+    std::this_thread::sleep_for(300ms);
+    CHECK(b.server.poll_incoming() == Channel::Incoming::kNothing);
+    CHECK(b.server.last_heard() > before);  // b still hears it
+  }
+  // A long interval does not delay the end: the thread wakes when told to stop.
+  const auto t0 = Clock::now();
+  { const Heartbeat slow({&b.client}, send_mutex, 10s); }
+  CHECK(seconds_since(t0) < 0.5);
+}
