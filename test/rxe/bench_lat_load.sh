@@ -77,8 +77,12 @@ ok "latency with and without a flat-out 64 KiB write load"
 # Both ends stream (two QPs each); send latency beside it. (Flat-out
 # bidirectional 64 KiB reads, 4 MiB in flight per QP both ways, stalled rxe's
 # read retransmission for seconds in one of a few runs in the emulated guest.)
-run bidir --op write,send -s 64 -n 300 --load write,64K,qps=2,bidir
-check_json "$WORK/bidir.json" 4 300 || fail "--load write,64K,qps=2,bidir: results"
+# 2000 round trips, not 300: a load's bytes count at its signaled
+# completions (one per cq_mod writes of 64 KiB), so a loop of 300 sends
+# (17 ms in the unoptimized --coverage build) could end before the leader's
+# first one and read load_tx_gbps = 0.
+run bidir --op write,send -s 64 -n 2000 --load write,64K,qps=2,bidir
+check_json "$WORK/bidir.json" 4 2000 || fail "--load write,64K,qps=2,bidir: results"
 check_load "$WORK/bidir.json" load:write_65536_qps2_bidir || fail "--load write,64K,qps=2,bidir: loaded cases"
 "$PY" - "$WORK/bidir.json" <<'PY' || fail "bidirectional load counters"
 import json, sys
