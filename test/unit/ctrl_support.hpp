@@ -3,9 +3,33 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/error.hpp"
 
 namespace fabench::test {
+
+// Both ends of one loopback connection.
+struct ChannelPair {
+  ctrl::Channel client;
+  ctrl::Channel server;
+};
+
+inline ChannelPair connect_pair(const std::string& host = "127.0.0.1", ctrl::ChannelOptions server_opts = {}) {
+  using namespace std::chrono_literals;
+  auto listener = ctrl::Listener::bind(host, 0);
+  auto client = ctrl::Channel::connect(host, listener.port(), 2s);
+  auto server = listener.accept(2s, server_opts);
+  REQUIRE(server.has_value());
+  return ChannelPair{std::move(client), std::move(*server)};
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // The CtrlError `f` throws; fails the test when it throws none.
 template <typename F>

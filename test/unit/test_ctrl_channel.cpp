@@ -16,25 +16,12 @@
 
 using namespace fabench::ctrl;
 using fabench::test::catch_ctrl;
+using fabench::test::connect_pair;
+using fabench::test::seconds_since;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-struct Pair {
-  Channel client;
-  Channel server;
-};
-
-Pair connect_pair(const std::string& host = "127.0.0.1", ChannelOptions server_opts = {}) {
-  auto listener = Listener::bind(host, 0);
-  auto client = Channel::connect(host, listener.port(), 2s);
-  auto server = listener.accept(2s, server_opts);
-  REQUIRE(server.has_value());
-  return Pair{std::move(client), std::move(*server)};
-}
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // A port nobody listens on (bound, then released).
 std::uint16_t unused_port() {

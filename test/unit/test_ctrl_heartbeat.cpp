@@ -12,27 +12,10 @@
 
 using namespace fabench::ctrl;
 using fabench::test::catch_ctrl;
+using fabench::test::connect_pair;
+using fabench::test::seconds_since;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-struct Pair {
-  Channel client;
-  Channel server;
-};
-
-Pair connect_pair() {
-  auto listener = Listener::bind("127.0.0.1", 0);
-  auto client = Channel::connect("127.0.0.1", listener.port(), 2s);
-  auto server = listener.accept(2s);
-  REQUIRE(server.has_value());
-  return Pair{std::move(client), std::move(*server)};
-}
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-}  // namespace
 
 TEST_CASE("recv_live counts silence from the last frame heard, not from the call", "[ctrl][heartbeat]") {
   auto [client, server] = connect_pair();
