@@ -42,12 +42,6 @@ ctrl::Result to_result(std::uint64_t seq, const RankReport& r) {
   return out;
 }
 
-// When `ch` last brought a frame, on harness::now_ns()'s clock (both are CLOCK_MONOTONIC).
-std::uint64_t heard_ns(const ctrl::Channel& ch) noexcept {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(ch.last_heard().time_since_epoch()).count());
-}
-
 }  // namespace
 
 Waiter::Waiter(const Watch& watch) noexcept
@@ -74,7 +68,7 @@ Waiter::Verdict Waiter::idle() noexcept {
     for (std::size_t i = 0; i < watch_.channels.size(); ++i) {
       const auto in = watch_.channels[i]->poll_incoming();
       if (in == ctrl::Channel::Incoming::kNothing) {
-        if (watch_.silence.count() == 0 || t < heard_ns(*watch_.channels[i]) + silence_ns_) continue;
+        if (watch_.silence.count() == 0 || t < watch_.channels[i]->last_heard_ns() + silence_ns_) continue;
         channel_ = i;
         silent_ = true;
         return Verdict::kControl;
@@ -192,7 +186,7 @@ bool Leader::collect(std::uint64_t seq, Outcome& out, milliseconds wait, const s
         }
         continue;
       }
-      if (live && Clock::now() - ch.last_heard() >= o_.timeout) {
+      if (live && ch.silent_for(o_.timeout)) {
         culprits.push_back(fmt::format("{} sent nothing for {} (stopped or unreachable) during {}",
                                        boot_.describe_rank(r), ctrl::format_duration(o_.timeout), what));
         dead_.push_back(r);
@@ -324,7 +318,7 @@ class Follower {
       }
     }
     if (!mine.ok) mine.error = fmt::format("rank {}: {}", boot_.rank(), mine.error);
-    if (!mine.ok && std::chrono::steady_clock::now() - root_.last_heard() >= o_.timeout) return root_silent(what, mine);
+    if (!mine.ok && root_.silent_for(o_.timeout)) return root_silent(what, mine);
     root_.send(to_result(g->sequence, mine));
     if (mine.ok) return 0;
     // Rank 0 names the culprit after waiting up to 5 s for every rank's

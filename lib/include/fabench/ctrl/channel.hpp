@@ -79,6 +79,15 @@ class Channel {
   // When the last frame (of any type, Keepalive included) arrived; the
   // channel's creation before the first.
   [[nodiscard]] std::chrono::steady_clock::time_point last_heard() const noexcept { return last_heard_; }
+  // The same in nanoseconds of CLOCK_MONOTONIC (steady_clock's), for loops on harness::now_ns().
+  [[nodiscard]] std::uint64_t last_heard_ns() const noexcept {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(last_heard_.time_since_epoch()).count());
+  }
+  // Whether no frame (Keepalives included) has come for `d`.
+  [[nodiscard]] bool silent_for(std::chrono::milliseconds d) const noexcept {
+    return std::chrono::steady_clock::now() - last_heard_ >= d;
+  }
 
   // Both sides send their Hello, then read the peer's. On return the peer is
   // named by its Hello (rank when `size` > 0, host). Throws CtrlError kVersion

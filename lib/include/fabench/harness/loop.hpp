@@ -121,9 +121,8 @@ class Watchdog {
         return;
       case ctrl::Channel::Incoming::kNothing: break;
     }
-    const auto heard =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(watched_->last_heard().time_since_epoch()).count();
-    silent_ = !done_ && t > static_cast<std::uint64_t>(heard) + silence_ns_;
+    const std::uint64_t heard = watched_->last_heard_ns();
+    silent_ = !done_ && t > heard + silence_ns_;
   }
 
   static constexpr std::uint64_t kAfterDoneNs = 1'000'000'000ULL;
