@@ -28,9 +28,13 @@ Options:
   --bw-iters N       64 KiB write bandwidth messages, both tools (default 2000)
   --rate-iters N     8 B message rate: messages PER QP (perftest's -n; fabench
                      gets N x QPs in total, the same message count) (default 5000)
-  --tests LIST       comma list of tests (default all):
+  --tests LIST       comma list of tests, or "all" (default: the core set
                      write_lat_2,write_lat_4K,send_lat_2,send_lat_4K,read_lat_2,
-                     read_lat_4K,write_bw_64K,msgrate_8B
+                     read_lat_4K,write_bw_64K,msgrate_8B); the others:
+                     write_lat_64K,uc_write_lat_2,ud_send_lat_2,atomic_fadd_lat,
+                     atomic_cswap_lat,read_bw_64K,send_bw_4K,send_bw_4K_bidir,
+                     write_bw_64K_bidir,write_bw_1M
+  --clock SOURCE     fabench-lat's --clock (auto, tsc, monotonic; default: its own default, auto)
   --callgrind        afterwards, instructions per message (bench/compare/callgrind.sh)
   --callgrind-only   only that
   --cg-n1 N --cg-n2 N  message counts of the two callgrind runs (default 2000, 12000)
@@ -47,7 +51,7 @@ die() { echo "$prog: error: $*" >&2; exit 2; }
 
 build=build/perf pairs=5 lat_iters=2000 bw_iters=2000 rate_iters=5000
 tests=write_lat_2,write_lat_4K,send_lat_2,send_lat_4K,read_lat_2,read_lat_4K,write_bw_64K,msgrate_8B
-callgrind=0 compare=1 cg_n1=2000 cg_n2=12000 out=${FABENCH_OUT:-} run_timeout=180 pin=1 idle=1
+callgrind=0 compare=1 cg_n1=2000 cg_n2=12000 out=${FABENCH_OUT:-} run_timeout=180 pin=1 idle=1 lat_clock=""
 while (($#)); do
   case "$1" in
     --build) build=${2:?}; shift ;;
@@ -56,6 +60,7 @@ while (($#)); do
     --bw-iters) bw_iters=${2:?}; shift ;;
     --rate-iters) rate_iters=${2:?}; shift ;;
     --tests) tests=${2:?}; shift ;;
+    --clock) lat_clock=${2:?}; shift ;;
     --callgrind) callgrind=1 ;;
     --callgrind-only) callgrind=1 compare=0 ;;
     --cg-n1) cg_n1=${2:?}; shift ;;
@@ -83,7 +88,7 @@ done
 [[ ${FABENCH_WIRE:-1} == 1 ]] || echo "$prog: warning: FABENCH_WIRE=0: rxe0<->rxe1 traffic takes the kernel's local path, not the veth wire (use softroce-vm --wire)" >&2
 LAT=$build/bench/fabench-lat BW=$build/bench/fabench-bw
 [[ -x $LAT && -x $BW ]] || die "no $LAT / $BW: build first (cmake --build $build)"
-for t in ib_write_lat ib_send_lat ib_read_lat ib_write_bw python3 timeout ss; do
+for t in ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat ib_write_bw ib_send_bw ib_read_bw python3 timeout ss; do
   command -v $t >/dev/null || die "'$t' not found (perftest, python3, coreutils, iproute2)"
 done
 
@@ -166,7 +171,9 @@ run_perftest() {
 run_fabench() {
   local prefix=$1 bin=$2 port=$3; shift 3
   local rc=0
-  timeout "$run_timeout" "${CLI[@]}" "$bin" -d "$DEV0" -x "$GID" -p "$port" "$@" \
+  local extra=()
+  [[ -n $lat_clock && $bin == "$LAT" ]] && extra=(--clock "$lat_clock")
+  timeout "$run_timeout" "${CLI[@]}" "$bin" -d "$DEV0" -x "$GID" -p "$port" "$@" "${extra[@]}" \
     --benchmark_out="$prefix.json" --benchmark_out_format=json "$IP1" >"$prefix.txt" 2>&1 || rc=$?
   ((rc == 0)) || { echo "$prog: $bin $* failed ($rc):" >&2; tail -5 "$prefix.txt" >&2; return 1; }
 }
@@ -179,7 +186,8 @@ run_fabench() {
 # recognized to implement inline feature"), rxe among them, so fabench gets
 # -I 0 to do the same work (its default would inline small messages).
 declare -A PT_BIN PT_ARGS FB_BIN FB_ARGS KIND
-define() { KIND[$1]=$2 PT_BIN[$1]=$3 PT_ARGS[$1]=$4 FB_BIN[$1]=$5 FB_ARGS[$1]=$6; }
+ALL_TESTS=()
+define() { KIND[$1]=$2 PT_BIN[$1]=$3 PT_ARGS[$1]=$4 FB_BIN[$1]=$5 FB_ARGS[$1]=$6; ALL_TESTS+=("$1"); }
 define write_lat_2  lat ib_write_lat "-s 2 -n $lat_iters"            "$LAT" "-I 0 --op write -s 2 -n $lat_iters"
 define write_lat_4K lat ib_write_lat "-s 4096 -n $lat_iters"         "$LAT" "-I 0 --op write -s 4096 -n $lat_iters"
 define send_lat_2   lat ib_send_lat  "-s 2 -r 512 -n $lat_iters"     "$LAT" "-I 0 --op send -s 2 -r 512 -n $lat_iters"
@@ -190,6 +198,23 @@ define write_bw_64K bw  ib_write_bw  "-s 65536 -q 1 -l 1 -t 128 -Q 100 -n $bw_it
                         "$BW" "-I 0 -s 65536 -q 1 -l 1 -t 128 -Q 100 -n $bw_iters"
 define msgrate_8B   bw  ib_write_bw  "-s 8 -q 4 -l 8 -t 128 -Q 8 -n $rate_iters --report_gbits" \
                         "$BW" "-I 0 -s 8 -q 4 -l 8 -t 128 -Q 8 -n $((rate_iters * 4))"
+# Beyond the core set: every other op, transport and direction both tools have.
+define write_lat_64K  lat ib_write_lat "-s 65536 -n $lat_iters"          "$LAT" "-I 0 --op write -s 65536 -n $lat_iters"
+define uc_write_lat_2 lat ib_write_lat "-c UC -s 2 -n $lat_iters"        "$LAT" "-I 0 -c UC --op write -s 2 -n $lat_iters"
+define ud_send_lat_2  lat ib_send_lat  "-c UD -s 2 -r 512 -n $lat_iters" "$LAT" "-I 0 -c UD --op send -s 2 -r 512 -n $lat_iters"
+define atomic_fadd_lat  lat ib_atomic_lat "-A FETCH_AND_ADD -n $lat_iters" "$LAT" "-A FETCH_AND_ADD -n $lat_iters"
+define atomic_cswap_lat lat ib_atomic_lat "-A CMP_AND_SWAP -n $lat_iters"  "$LAT" "-A CMP_AND_SWAP -n $lat_iters"
+define read_bw_64K  bw ib_read_bw  "-s 65536 -q 1 -t 128 -Q 100 -n $bw_iters --report_gbits" \
+                       "$BW" "--op read -s 65536 -q 1 -t 128 -Q 100 -n $bw_iters"
+define send_bw_4K   bw ib_send_bw  "-s 4096 -q 1 -t 128 -Q 100 -r 512 -n $bw_iters --report_gbits" \
+                       "$BW" "-I 0 --op send -s 4096 -q 1 -t 128 -Q 100 -r 512 -n $bw_iters"
+define send_bw_4K_bidir bw ib_send_bw "-b -s 4096 -q 1 -t 128 -Q 100 -r 512 -n $bw_iters --report_gbits" \
+                       "$BW" "-b -I 0 --op send -s 4096 -q 1 -t 128 -Q 100 -r 512 -n $bw_iters"
+define write_bw_64K_bidir bw ib_write_bw "-b -s 65536 -q 1 -l 1 -t 128 -Q 100 -n $bw_iters --report_gbits" \
+                       "$BW" "-b -I 0 -s 65536 -q 1 -l 1 -t 128 -Q 100 -n $bw_iters"
+define write_bw_1M  bw ib_write_bw "-s 1048576 -q 1 -t 128 -Q 100 -n $((bw_iters / 8)) --report_gbits" \
+                       "$BW" "-I 0 -s 1048576 -q 1 -t 128 -Q 100 -n $((bw_iters / 8))"
+if [[ $tests == all ]]; then tests=$(IFS=,; echo "${ALL_TESTS[*]}"); fi
 
 {
   echo "date: $(date -u +%FT%TZ)"
@@ -198,6 +223,7 @@ define msgrate_8B   bw  ib_write_bw  "-s 8 -q 4 -l 8 -t 128 -Q 8 -n $rate_iters 
   echo "fabench: $("$LAT" --version 2>/dev/null || echo unknown)"
   echo "pinning: client ${CLI[*]:-none}, servers ${SRV[*]:-none}"
   echo "options: pairs=$pairs lat_iters=$lat_iters bw_iters=$bw_iters rate_iters=$rate_iters (per QP)"
+  echo "fabench-lat --clock: ${lat_clock:-default (auto)}"
 } >"$out/environment.txt"
 
 if ((compare)); then

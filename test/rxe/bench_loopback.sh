@@ -32,3 +32,35 @@ timeout 300 "$LAT" --loopback -d "$DEV0" -s 64 -n 200 --timeout 10 --benchmark_r
   { cat "$WORK/compare.txt"; fail "compare.py failed on two fabench JSON runs"; }
 grep -q "write_lat/rc/64" "$WORK/compare.txt" || { cat "$WORK/compare.txt"; fail "compare.py output lacks the benchmark"; }
 ok "Google Benchmark filter, repetitions, CSV, JSON out and compare.py"
+
+# --clock: the TSC (one instruction per sample, its rate measured over each
+# run) and CLOCK_MONOTONIC give the same latencies, each run's samples add up
+# to the run's CLOCK_MONOTONIC time, and the context names the clock. Two
+# runs of each, alternating.
+for i in 1 2; do
+  for c in tsc monotonic; do
+    timeout 300 "$LAT" --loopback -d "$DEV0" --op write,read -n 2000 --timeout 10 --clock $c \
+      --benchmark_out="$WORK/clock_${c}_$i.json" --benchmark_out_format=json >/dev/null || fail "--clock $c exited $?"
+    check_json "$WORK/clock_${c}_$i.json" 2 2000 || fail "--clock $c results"
+  done
+done
+"$PY" - "$WORK" <<'PY' || fail "--clock tsc against --clock monotonic"
+import json, statistics, sys
+p50 = {}
+for c in ("tsc", "monotonic"):
+    for i in (1, 2):
+        d = json.load(open(f"{sys.argv[1]}/clock_{c}_{i}.json"))
+        assert d["context"]["clock"] == c, d["context"].get("clock")
+        for b in d["benchmarks"]:
+            scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
+            per_iter_us = b["real_time"] * scale  # the run's CLOCK_MONOTONIC time per iteration
+            # The samples tile the run: their mean is its time per iteration.
+            assert abs(b["mean_us"] - per_iter_us) <= 0.02 * per_iter_us, (c, b["name"], b["mean_us"], per_iter_us)
+            assert 0 < b["min_us"] <= b["p50_us"] <= b["max_us"], b
+            p50.setdefault((c, b["name"].split("/")[0]), []).append(b["p50_us"])
+for op in ("write_lat", "read_lat"):
+    t, m = statistics.median(p50[("tsc", op)]), statistics.median(p50[("monotonic", op)])
+    print(f"{op}: p50 {t:.1f} us (tsc) / {m:.1f} us (monotonic) = {t / m:.2f}")
+    assert 0.33 < t / m < 3, (op, t, m)
+PY
+ok "--clock tsc and --clock monotonic agree; samples add up to the run's time"

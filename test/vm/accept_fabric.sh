@@ -10,18 +10,23 @@
 #          rank 0 ends within the bound it printed and exits non-zero.
 # Then the link and node reports go through fabench-report and headless Chromium: 4 x 4 cells
 # per matrix, the culprit marked and nothing else (ACCEPT_SHOT_DIR=DIR keeps screenshots).
+# ACCEPT_REPEAT=N runs the link and node cases N times each (default 1) and checks every run:
+# netem's loss is random and iproute2 6.1's netem takes no seed, so repetition is what shows
+# that the verdict does not depend on the draw (docs/accept.md has a recorded run).
 # The thresholds are absolute (--port-gbps 0.1 --min-bw-fraction 0.1: 10 Mb/s per direction)
 # because 4 nodes give 6 pairs, fewer than the fleet rule's 8, and the TCG guest's healthy
 # pairs run at 20-450 Mb/s; the faults cut a path to 2 Mb/s or lose 10 % of its packets.
 set -euo pipefail
 src=${1:?usage: $0 SOURCE_DIR BUILD_DIR}
 build=${2:?usage: $0 SOURCE_DIR BUILD_DIR}
+repeat=${ACCEPT_REPEAT:-1}
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "ACCEPT_REPEAT: '$repeat' is not a count >= 1" >&2; exit 2; }
 out=$(mktemp -d)
 trap '[[ -n ${KEEP_OUT:-} ]] || rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 rc=0
-"$src/tools/softroce-vm" --devices 4 --timeout 600 --out "$out" -- bash -c '
+"$src/tools/softroce-vm" --devices 4 --timeout $((600 + 120 * (repeat - 1))) --out "$out" -- bash -c '
 set -u
 acc=$1/bench/fabench-accept o=$FABENCH_OUT
 read -ra devs <<<"$FABENCH_DEVICES"
@@ -63,14 +68,20 @@ for pair in "1 2" "2 1"; do
   tc qdisc add dev ${nets[a]} parent 1:3 handle 30: netem loss 10%
   tc filter add dev ${nets[a]} parent 1:0 protocol ip u32 match ip dst ${ips[b]}/32 flowid 1:3
 done
-t0=$SECONDS; run link; finish link; echo "link: $((SECONDS - t0)) s"
+for i in $(seq $2); do
+  name=link; ((i == 1)) || name=link$i
+  t0=$SECONDS; run $name; finish $name; echo "$name: $((SECONDS - t0)) s"
+done
 tc -s qdisc show dev ${nets[1]} | grep -A1 netem | head -n 2
 clear_tc
 
 # node: node 3 cable at 2 Mb/s both ways
 tc qdisc add dev ${nets[3]} root netem rate 2mbit
 tc qdisc add dev swp3 root netem rate 2mbit
-t0=$SECONDS; run node --retests 0; finish node; echo "node: $((SECONDS - t0)) s"
+for i in $(seq $2); do
+  name=node; ((i == 1)) || name=node$i
+  t0=$SECONDS; run $name --retests 0; finish $name; echo "$name: $((SECONDS - t0)) s"
+done
 clear_tc
 
 # stop: SIGSTOP rank 3 a second into round 1 (pairs 0-3 and 1-2)
@@ -83,12 +94,13 @@ echo $((SECONDS - t0)) >$o/stop.elapsed
 kill -9 ${pids[3]} 2>/dev/null; kill -CONT ${pids[3]} 2>/dev/null
 for p in "${pids[@]:1:2}"; do timeout 60 tail --pid=$p -f /dev/null; done
 true
-' accept "$build" || rc=$?
+' accept "$build" "$repeat" || rc=$?
 ((rc == 0)) || fail "the guest exited $rc"
 
-/usr/bin/python3 - "$out" <<'PY'
+/usr/bin/python3 - "$out" "$repeat" <<'PY'
 import json, os, re, sys
-out = sys.argv[1]
+out, repeat = sys.argv[1], int(sys.argv[2])
+runs = lambda case: [case] + [f"{case}{i}" for i in range(2, repeat + 1)]
 bad = []
 def check(cond, msg):
     print(("ok: " if cond else "FAIL: ") + msg)
@@ -118,18 +130,20 @@ if d:
         check(a["counters_a"].get("sent_pkts", 0) > 0 and a["counters_b"].get("sent_pkts", 0) > 0,
               f"good: {p['a']}-{p['b']} counter deltas of both ends (sent_pkts {a['counters_a'].get('sent_pkts')}, "
               f"{a['counters_b'].get('sent_pkts')})")
-d = load("link")
-if d:
-    check(rc("link") == 1 and d["summary"]["verdict"] == "fail", f"link: exit {rc('link')}, {d['summary']}")
-    check(culprits(d) == [("link", (1, 2))], f"link: culprits {culprits(d)} (link 1-2 only expected): "
+for n in runs("link"):
+    d = load(n)
+    if not d: continue
+    check(rc(n) == 1 and d["summary"]["verdict"] == "fail", f"{n}: exit {rc(n)}, {d['summary']}")
+    check(culprits(d) == [("link", (1, 2))], f"{n}: culprits {culprits(d)} (link 1-2 only expected): "
           + " | ".join(c["evidence"] for c in d["culprits"]))
     verdicts = {(p["a"], p["b"]): p["verdict"] for p in d["pairs"]}
     check(verdicts.get((1, 2)) == "fail" and all(v != "fail" for k, v in verdicts.items() if k != (1, 2)),
-          f"link: only pair 1-2 fails: {verdicts}")
-d = load("node")
-if d:
-    check(rc("node") == 1, f"node: exit {rc('node')}")
-    check(culprits(d) == [("node", (3,))], f"node: culprits {culprits(d)} (node 3 only expected): "
+          f"{n}: only pair 1-2 fails: {verdicts}")
+for n in runs("node"):
+    d = load(n)
+    if not d: continue
+    check(rc(n) == 1, f"{n}: exit {rc(n)}")
+    check(culprits(d) == [("node", (3,))], f"{n}: culprits {culprits(d)} (node 3 only expected): "
           + " | ".join(c["evidence"] for c in d["culprits"]))
 d = load("stop")
 if d:

@@ -17,6 +17,7 @@
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/token.hpp"
 #include "fabench/harness/cli.hpp"
+#include "fabench/harness/clock.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/harness/report.hpp"
 #include "fabench/harness/samples.hpp"
@@ -179,6 +180,9 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
   Leader leader(ctrl::Channel::connect(host, port, popts.timeout, chopts), ctx, popts);
   harness::add_fabric_context(ctx, o.loopback ? "loopback" : "client");
   add_pair_context(leader.peer());
+  if (specs.front().kind == Kind::kLatency) {
+    benchmark::AddCustomContext("clock", std::string(harness::clock_name(popts.clock)));
+  }
   const CounterSelection counters = counter_selection(o);
   if (counters.enabled) add_counter_context(ctx, counters);
 
@@ -248,6 +252,7 @@ int pair_main(int argc, char** argv, Kind kind) {
     popts.counters = !o.serves() && counter_selection(o).enabled;
     popts.max_mem_bytes = harness::parse_bytes(o.max_mem);
     popts.token = ctrl::resolve_token(o.token, o.token_file, ctrl::process_env());
+    popts.clock = harness::resolve_clock(o.clock);
     // --loopback: both ends are in this process, so a random token keeps
     // other local users off its 127.0.0.1 port.
     if (o.loopback && popts.token.empty()) {
@@ -265,6 +270,13 @@ int pair_main(int argc, char** argv, Kind kind) {
     if (auto bad = check_force_link(o.perftest, ctx); !bad.empty()) {
       std::cerr << prog << ": error: " << bad << "\n";
       return 2;
+    }
+    if (!o.serves() && kind == Kind::kLatency && popts.clock == harness::ClockSource::kTsc && !harness::tsc_trusted()) {
+      const std::string source = harness::kernel_clocksource();
+      spdlog::warn(
+          "--clock tsc: the kernel's clocksource is {}, not the TSC: a sample taken across two CPUs whose TSCs "
+          "differ is off by that difference (taskset -c CPU keeps the process on one)",
+          source.empty() ? "unknown" : source);
     }
     return o.serves() ? run_server(o, ctx, popts) : run_client(prog, o, ctx, specs, popts);
   } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/harness/clock.hpp"
 #include "fabench/harness/loop.hpp"
 #include "fabench/verbs/error.hpp"
 
@@ -17,6 +18,7 @@ using verbs::QueuePair;
 
 using harness::now_ns;
 using harness::reap_signaled;
+using harness::SampleClock;
 using harness::Samples;
 using harness::wait_cq;
 using harness::Watchdog;
@@ -115,16 +117,17 @@ struct RecvRing {
 // ---------------------------------------------------------------- latency --
 
 // A completed ping-pong: every iteration sent and received one message.
-RunResult pingpong_result(std::uint64_t t_start, std::uint64_t t_end, std::uint64_t iters, std::uint32_t msg) {
+// (run_latency sets its seconds from the loop's clock.)
+RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
   RunResult r;
-  r.seconds = static_cast<double>(t_end - t_start) / 1e9;
   r.messages = iters;
   r.bytes = iters * msg;
   r.received = iters;
   return r;
 }
 
-RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits) {
+RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits,
+                         SampleClock& clock) {
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const auto msg = static_cast<std::uint32_t>(spec.msg_bytes);
@@ -154,8 +157,7 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   auto reap_until = [&](std::uint64_t limit) {
     return reap_signaled(side.send_cq(), spec.events, wcs, signals_out, limit, w, progress);
   };
-  std::uint64_t t_prev = now_ns();
-  const std::uint64_t t_start = t_prev;
+  std::uint64_t t_prev = clock.start();
   for (i = 0; i < iters; ++i) {
     const auto v = static_cast<std::uint8_t>(i % 255 + 1);
     if (!leader) {
@@ -188,19 +190,20 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
         if (w.due() && reap_until(~0ULL) < 0) [[unlikely]]
           return completion_failure(side, wcs[0]);
       }
-      const std::uint64_t t = now_ns();
-      (void)samples->record(static_cast<double>(t - t_prev));
+      const std::uint64_t t = clock.now();
+      (void)samples->record(static_cast<double>(static_cast<std::int64_t>(t - t_prev)));
       t_prev = t;
     }
   }
-  const std::uint64_t t_end = now_ns();
+  (void)clock.stop();
   if (const int r = reap_until(0); r <= 0) {
     return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, limits, "the last send completion", i, iters);
   }
-  return pingpong_result(t_start, t_end, iters, msg);
+  return pingpong_result(iters, msg);
 }
 
-RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits) {
+RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits,
+                        SampleClock& clock) {
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const auto msg = static_cast<std::uint32_t>(spec.msg_bytes);
@@ -239,8 +242,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
     return reap_signaled(side.send_cq(), spec.events, wcs, signals_out, limit, w, progress);
   };
 
-  std::uint64_t t_prev = now_ns();
-  const std::uint64_t t_start = t_prev;
+  std::uint64_t t_prev = clock.start();
   for (i = 0; i < iters; ++i) {
     if (!leader) {
       const int r = await_recv();
@@ -273,21 +275,22 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
         return fail("ibv_post_recv failed while reposting a receive");
       if (r < 0) [[unlikely]]
         return completion_failure(side, wcs[0]);
-      const std::uint64_t t = now_ns();
-      (void)samples->record(static_cast<double>(t - t_prev));
+      const std::uint64_t t = clock.now();
+      (void)samples->record(static_cast<double>(static_cast<std::int64_t>(t - t_prev)));
       t_prev = t;
     }
   }
-  const std::uint64_t t_end = now_ns();
+  (void)clock.stop();
   if (const int r = reap_until(0); r <= 0) {
     return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, limits, "the last send completion", i, iters);
   }
-  return pingpong_result(t_start, t_end, iters, msg);
+  return pingpong_result(iters, msg);
 }
 
 // Read and atomics: one-sided, the leader alone posts and waits for each
 // completion (a full round trip).
-RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, const RunLimits& limits) {
+RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, const RunLimits& limits,
+                           SampleClock& clock) {
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const bool atomic = is_atomic(spec.op);
@@ -314,8 +317,7 @@ RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, co
   Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
   auto progress = [&] { return i; };
 
-  std::uint64_t t_prev = now_ns();
-  const std::uint64_t t_start = t_prev;
+  std::uint64_t t_prev = clock.start();
   for (i = 0; i < iters; ++i) {
     if (spec.op == Op::kFetchAdd) {
       wr.wr.atomic.compare_add = 1;
@@ -330,8 +332,8 @@ RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, co
       return stall_failure(w, limits, "a completion", i, iters);
     if (n < 0 || wcs[0].status != IBV_WC_SUCCESS) [[unlikely]]
       return completion_failure(side, wcs[0]);
-    const std::uint64_t t = now_ns();
-    (void)samples->record(static_cast<double>(t - t_prev));
+    const std::uint64_t t = clock.now();
+    (void)samples->record(static_cast<double>(static_cast<std::int64_t>(t - t_prev)));
     t_prev = t;
     // Both atomics return the old value, which must be the counter before
     // this operation; the check is a register compare after the timestamp.
@@ -340,8 +342,8 @@ RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, co
       ++counter;
     }
   }
+  (void)clock.stop();
   RunResult r;
-  r.seconds = static_cast<double>(now_ns() - t_start) / 1e9;
   r.messages = iters;
   r.bytes = iters * (atomic ? kAtomicBytes : spec.msg_bytes);
   r.wrong = wrong;
@@ -378,16 +380,24 @@ RunResult run_latency(Side& side, Role role, std::uint64_t iterations, Samples* 
   if (role == Role::kLeader && (samples == nullptr || samples->capacity() < iterations)) {
     return fail("internal: sample buffer smaller than the iteration count");
   }
+  SampleClock clock(role == Role::kLeader ? limits.clock : harness::ClockSource::kMonotonic);
+  RunResult r;
   switch (spec.op) {
-    case Op::kWrite: return write_pingpong(side, role, iterations, samples, limits);
-    case Op::kSend: return send_pingpong(side, role, iterations, samples, limits);
+    case Op::kWrite: r = write_pingpong(side, role, iterations, samples, limits, clock); break;
+    case Op::kSend: r = send_pingpong(side, role, iterations, samples, limits, clock); break;
     case Op::kRead:
     case Op::kFetchAdd:
     case Op::kCompSwap:
       if (role == Role::kFollower) return {};  // one-sided: nothing to do here
-      return onesided_latency(side, iterations, samples, limits);
+      r = onesided_latency(side, iterations, samples, limits, clock);
+      break;
+    default: return fail("internal: unknown operation");
   }
-  return fail("internal: unknown operation");
+  if (!r.ok) return r;
+  // Ticks to nanoseconds at the rate measured over this loop (1 for CLOCK_MONOTONIC).
+  r.seconds = clock.seconds();
+  if (samples != nullptr) samples->scale(clock.ns_per_tick());
+  return r;
 }
 
 // ------------------------------------------------------------- bandwidth --

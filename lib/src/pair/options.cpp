@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "fabench/ctrl/wire.hpp"
+#include "fabench/harness/clock.hpp"
 #include "fabench/harness/counters.hpp"
 #include "fabench/pair/load.hpp"
 
@@ -41,7 +42,8 @@ void add_mode_options(CLI::App& app, Options& o) {
   app.add_option("-p,--port", o.port, "TCP port of the control connection (default 18515)")
       ->check(whole_number("-p", 1, 65535));
   app.add_flag("-e,--events", o.events, "Wait on completion events instead of polling");
-  app.add_flag("-F,--CPU-freq", o.cpu_freq, "Accepted for perftest compatibility; fabench times with CLOCK_MONOTONIC");
+  app.add_flag("-F,--CPU-freq", o.cpu_freq,
+               "Accepted for perftest compatibility (fabench measures the TSC's rate over each run: see --clock)");
   app.add_flag("-R,--rdma_cm", o.rdma_cm, "Connect queue pairs with rdma_cm (not available in this version)");
   app.add_option("-S,--sl", o.sl, "Service level (default 0)")->check(whole_number("-S", 0, 15));
   app.add_option("-T,--tos,--tclass", o.tos, "Traffic class of the GRH (default 0)")->check(whole_number("-T", 0, 255));
@@ -152,6 +154,11 @@ void add_options(CLI::App& app, Options& o, Kind kind) {
                    "streaming end (G = 1e9; default flat out), bidir: the server streams too. Each benchmark runs "
                    "twice, without and with the load (name suffix /load:...), e.g. --load write,1M,qps=2,rate=2G")
         ->type_name("SPEC");
+    app.add_option("--clock", o.clock,
+                   "Clock of the per-iteration timestamps: tsc (one instruction per sample; its rate is measured "
+                   "against CLOCK_MONOTONIC over each run, not guessed), monotonic (clock_gettime), or auto: the TSC "
+                   "where CPUID says it is invariant, else CLOCK_MONOTONIC (default auto)")
+        ->type_name("SOURCE");
   }
   add_queue_options(app, o, lat);
   add_mode_options(app, o);
@@ -167,6 +174,7 @@ void check_contradictions(const Options& o) {
   if (!o.host.empty() && (!o.bind.empty() || o.once)) throw UsageError("--bind and --once are server options");
   if (auto bad = harness::check_path_mtu("-m", o.mtu); !bad.empty()) throw UsageError(bad);
   static_cast<void>(counter_selection(o));  // its own usage errors
+  static_cast<void>(harness::resolve_clock(o.clock));
   if (!o.load.empty()) {
     static_cast<void>(parse_load_spec(o.load));
     if (o.serves()) throw UsageError("--load is a client option: the server builds what each client asks for");

@@ -518,6 +518,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     if (ready.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ready.error);
     RunLimits limits{options_.timeout};
     if (peer_.run_keepalive) limits.follower = &channel_;
+    limits.clock = options_.clock;
     Outcome out;
     if (load_) {
       out.mine = run_loaded(iterations, samples, limits, out.my_load);

@@ -28,7 +28,7 @@ struct Refused {
 // perftest 4.5 flags that fabench refuses, each with its reason.
 constexpr auto kRefused = std::to_array<Refused>({
     {"-A,--atomic_type", true, kBw, "atomic bandwidth is not supported yet (fabench-lat -A measures atomic latency)"},
-    {"-C,--report-cycles", false, kLat, "fabench times with CLOCK_MONOTONIC and reports microseconds, not CPU cycles"},
+    {"-C,--report-cycles", false, kLat, "fabench reports microseconds, not CPU cycles"},
     {"-f,--margin", true, kBoth, "fabench's -D measures the whole duration, without margins"},
     {"-O,--dualport", false, kBw, "dual-port runs are not supported"},
     {"--report-per-port", false, kBw, "dual-port runs are not supported"},

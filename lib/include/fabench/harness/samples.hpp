@@ -49,6 +49,12 @@ class Samples {
   [[nodiscard]] bool full() const noexcept { return size_ == values_.size(); }
   // Samples that arrived when the buffer was full (0 in a correct run).
   [[nodiscard]] std::uint64_t rejected() const noexcept { return rejected_; }
+  // After the loop: every recorded sample times `factor` (a loop that timed
+  // itself in clock ticks converts them to nanoseconds; SampleClock).
+  void scale(double factor) noexcept {
+    if (factor == 1.0) return;
+    for (std::size_t i = 0; i < size_; ++i) values_[i] *= factor;
+  }
   // The recorded samples, in recording order.
   [[nodiscard]] std::span<const double> values() const noexcept { return {values_.data(), size_}; }
 

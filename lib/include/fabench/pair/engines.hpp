@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/harness/clock.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/pair/side.hpp"
 
@@ -45,6 +46,9 @@ struct RunLimits {
   // ping-pong reply, a completion) at once or within the stall timeout,
   // named, instead of after the stall and then a wait for its result.
   ctrl::Channel* follower = nullptr;
+  // Leader of a latency run: the clock of its per-iteration timestamps
+  // (--clock). The samples come out in nanoseconds either way.
+  harness::ClockSource clock = harness::ClockSource::kMonotonic;
 };
 
 struct RunResult {
@@ -62,8 +66,8 @@ struct RunResult {
 // the peer may start sending as soon as this side says it is ready.
 [[nodiscard]] RunResult prepare_run(Side& side, Role role);
 
-// `samples` (leader only) receives one round-trip time in ns per iteration;
-// its capacity must be >= iterations.
+// `samples` (leader only) receives one round-trip time in ns per iteration,
+// timed with limits.clock; its capacity must be >= iterations.
 [[nodiscard]] RunResult run_latency(Side& side, Role role, std::uint64_t iterations, harness::Samples* samples,
                                     const RunLimits& limits);
 

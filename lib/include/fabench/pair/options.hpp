@@ -52,6 +52,7 @@ struct Options {
   std::optional<std::string> token_file;
   std::string counters = "default";  // --counters: default, all, none or a list of names
   std::string load;                  // fabench-lat --load OP,SIZE[,...] (load.hpp); "" = none
+  std::string clock = "auto";        // fabench-lat --clock: auto, tsc or monotonic (harness/clock.hpp)
   PerftestFlags perftest;            // the rest of perftest's flags (perftest_flags.hpp)
 
   [[nodiscard]] bool serves() const noexcept { return host.empty() && !loopback; }

@@ -83,6 +83,7 @@ struct PeerOptions {
   std::string token;                           // shared secret both ends prove (ctrl/token.hpp); empty: none
   SideOptions side;                            // this end's own QP and buffer choices
   bool counters = false;                       // leader: read both ends' counters around each run
+  harness::ClockSource clock = harness::ClockSource::kMonotonic;  // leader: latency timestamps (--clock)
 };
 
 // One end's counter changes over one run.
