@@ -15,7 +15,7 @@ namespace fabench::harness {
 bool tsc_invariant() noexcept {
 #if FABENCH_HAVE_TSC
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_max(0x80000000U, nullptr) < 0x80000007U) return false;
+  if (static_cast<unsigned>(__get_cpuid_max(0x80000000U, nullptr)) < 0x80000007U) return false;
   if (__get_cpuid(0x80000007U, &eax, &ebx, &ecx, &edx) == 0) return false;
   return (edx & (1U << 8)) != 0;
 #else
