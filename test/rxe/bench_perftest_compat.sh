@@ -143,3 +143,62 @@ whole=$(awk '$1 == "4096" && NF == 5 && $2 ~ /^[1-9][0-9]*$/ && $3 ~ /^[0-9]+\.[
   { cat "$WORK/fb-inf.txt"; fail "--run_infinitely: $rounds rows of 4096, $whole of them whole rows (want >= 2, all whole)"; }
 grep -qi "error" "$WORK/fb-inf.txt" && { cat "$WORK/fb-inf.txt"; fail "--run_infinitely printed an error"; }
 ok "--run_infinitely: $rounds rounds, each a whole row, stopped by SIGINT with exit 0"
+
+# --mr_per_qp: the client registers one memory region per QP (the kernel's
+# resource table lists 4 of its MRs while it writes over 4 QPs, against 1
+# without the flag), and every byte written still checks out (wrong = 0).
+mr_peak() {
+  local pid=$1 peak=0 n
+  while kill -0 "$pid" 2>/dev/null; do
+    n=$(rdma resource show mr 2>/dev/null | grep -c " pid $pid " || true)
+    ((n > peak)) && peak=$n
+    sleep 0.1
+  done
+  echo "$peak"
+}
+for flag in "" --mr_per_qp; do
+  "$BW" -d "$DEV0" -p "$FB_PORT" "$IP1" -q 4 -s 4096 -D 2 $flag \
+    --benchmark_out="$WORK/mrqp$flag.json" --benchmark_out_format=json >"$WORK/mrqp$flag.txt" 2>&1 &
+  mp=$!
+  PIDS+=("$mp")
+  peak=$(mr_peak "$mp")
+  rc=0
+  wait "$mp" || rc=$?
+  ((rc == 0)) || { cat "$WORK/mrqp$flag.txt"; fail "fabench-bw -q 4 $flag exited $rc"; }
+  check_json "$WORK/mrqp$flag.json" 1 || fail "fabench-bw -q 4 $flag: results"
+  echo "fabench-bw -q 4 ${flag:-(one MR)}: at most $peak memory regions of the client at once"
+  if [[ -n $flag ]]; then ((peak == 4)) || fail "--mr_per_qp: $peak memory regions seen, 4 expected"
+  else ((peak == 1)) || fail "without --mr_per_qp: $peak memory regions seen, 1 expected"; fi
+done
+ok "--mr_per_qp: 4 memory regions for 4 QPs (1 without), every byte checked"
+
+# --ipv6: both ends on a RoCE v2 GID with an IPv6 address (the guest's veths
+# have link-local ones) across the wire, every byte checked.
+V6_PORT=18733
+start_server "$LAT" "$V6_PORT" "$WORK/v6-server.log" --timeout 20 --ipv6
+timeout 120 "$LAT" -d "$DEV0" -p "$V6_PORT" "$IP1" --ipv6 --op write,read -n 200 --timeout 20 \
+  --benchmark_out="$WORK/v6.json" --benchmark_out_format=json >"$WORK/v6.txt" 2>&1 ||
+  { cat "$WORK/v6.txt"; fail "fabench-lat --ipv6 exited $?"; }
+check_json "$WORK/v6.json" 2 200 || fail "fabench-lat --ipv6: results"
+"$PY" - "$WORK/v6.json" <<'PY' || fail "--ipv6: the GID in the context"
+import json, sys
+ctx = json.load(open(sys.argv[1]))["context"]
+assert ctx["gid_type"] == "RoCE v2" and ":" in ctx["gid"] and "." not in ctx["gid"], (ctx["gid_type"], ctx["gid"])
+print("--ipv6: GID", ctx["gid_index"], ctx["gid"])
+PY
+ok "--ipv6: write and read latency over RoCE v2 GIDs with IPv6 addresses"
+
+# --source_ip: the control connection leaves from the address given (a second
+# address on rxe0's netdev), as the server's log shows.
+IP0=${FABENCH_RXE_IP0:-10.50.0.1}
+read -ra nets <<<"${FABENCH_NETDEVS:-}"
+SRC=${IP0%.*}.11
+ip addr add "$SRC/24" dev "${nets[0]:?FABENCH_NETDEVS unset}"
+timeout 120 "$LAT" -d "$DEV0" -p "$LAT_PORT" "$IP1" --source_ip "$SRC" -n 100 >"$WORK/src.txt" 2>&1 ||
+  { ip addr del "$SRC/24" dev "${nets[0]}"; cat "$WORK/src.txt"; fail "fabench-lat --source_ip exited $?"; }
+ip addr del "$SRC/24" dev "${nets[0]}"
+grep " connected" "$WORK/lat-server.log" | grep -qF "($SRC:" ||
+  { tail -5 "$WORK/lat-server.log"; fail "--source_ip $SRC: the server did not see the client at $SRC"; }
+"$LAT" -d "$DEV0" -p "$LAT_PORT" "$IP1" --source_ip 192.0.2.1 -n 10 >"$WORK/src-bad.txt" 2>&1 && fail "an unusable --source_ip was accepted"
+grep -q "cannot use source address 192.0.2.1" "$WORK/src-bad.txt" || { cat "$WORK/src-bad.txt"; fail "--source_ip 192.0.2.1: no clear line"; }
+ok "--source_ip: the server saw the client at $SRC; an address not of this host is refused in one line"

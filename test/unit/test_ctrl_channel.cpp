@@ -295,3 +295,22 @@ TEST_CASE("poll_incoming tells nothing, a message and a closed peer apart withou
   std::this_thread::sleep_for(50ms);
   CHECK(server.poll_incoming() == Channel::Incoming::kClosed);
 }
+
+TEST_CASE("connect from a chosen source address; an unusable one fails at once, named", "[ctrl][channel]") {
+  auto l = Listener::bind("127.0.0.1", 0);
+  ChannelOptions o;
+  o.source_address = "127.0.0.2";  // every 127/8 address is this host's
+  auto client = Channel::connect("127.0.0.1", l.port(), 2s, o);
+  auto server = l.accept(2s);
+  REQUIRE(server.has_value());
+  CHECK(server->peer_address().rfind("127.0.0.2:", 0) == 0);
+
+  o.source_address = "192.0.2.1";  // TEST-NET-1: not an address of this host
+  const auto t0 = Clock::now();
+  CHECK_THROWS_WITH(Channel::connect("127.0.0.1", l.port(), 5s, o),
+                    Catch::Contains("cannot use source address 192.0.2.1") && Catch::Contains("of this host"));
+  CHECK(seconds_since(t0) < 2.0);  // not retried for the 5 s
+  o.source_address = "::1";
+  CHECK_THROWS_WITH(Channel::connect("127.0.0.1", l.port(), 5s, o),
+                    Catch::Contains("source address '::1' is not an IPv4 address"));
+}

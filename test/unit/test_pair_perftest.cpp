@@ -126,6 +126,7 @@ TEST_CASE("perftest flags: every implemented flag is accepted and lands in Optio
                                               "-X",
                                               "1",
                                               "--use_hugepages",
+                                              "--mr_per_qp",
                                               "--tclass",
                                               "96",
                                               "--out_json_file",
@@ -141,6 +142,8 @@ TEST_CASE("perftest flags: every implemented flag is accepted and lands in Optio
   CHECK(bw.perftest.side.max_rd_atomic == 4);
   CHECK(bw.perftest.side.comp_vector == 1);
   CHECK(bw.perftest.side.huge_pages);
+  CHECK(bw.perftest.side.mr_per_qp);
+  CHECK_FALSE(parse(Kind::kBandwidth, {}).perftest.side.mr_per_qp);
   CHECK(bw.perftest.warm_up);
   CHECK(bw.tos == 96);
   CHECK(bw.perftest.json_path() == "r.json");
@@ -198,15 +201,6 @@ TEST_CASE("perftest flags: refused flags say why in one line", "[pair][perftest]
       {L, {"--inline_recv", "64"}, "--inline_recv: inline receive is not supported yet"},
       {B, {"--recv_post_list", "4"}, "--recv_post_list: receive post lists are not supported yet"},
       {B, {"--reversed"}, "--reversed: reversed traffic is not supported yet: run the client on the other host"},
-      {B,
-       {"--mr_per_qp"},
-       "--mr_per_qp: one memory region per QP is not supported yet (fabench registers one per "
-       "run)"},
-      {L,
-       {"--source_ip", "10.0.0.1"},
-       "--source_ip: choosing the control connection's source address is not "
-       "supported yet"},
-      {B, {"--ipv6"}, "--ipv6 is not supported yet: pick the IPv6 GID with -x INDEX"},
       {B, {"--burst_size", "8"}, "--burst_size: " + rate},
       {B, {"--typical_pkt_size", "64"}, "--typical_pkt_size: " + rate},
       {B, {"--rate_limit", "5"}, "--rate_limit: " + rate},
@@ -467,4 +461,18 @@ TEST_CASE("perftest JSON: valid JSON with perftest's keys in perftest's order", 
     return std::vector<std::string>(at, std::find(at, k.end(), "MsgRate") + 1);
   };
   CHECK(results_of(got) == results_of(want));
+}
+
+TEST_CASE("perftest flags: --source_ip (a client's) and --ipv6 are taken", "[pair][perftest]") {
+  const Options client = parse(Kind::kLatency, {"--source_ip", "10.50.0.1", "--ipv6", "10.50.0.2"});
+  CHECK(client.source_ip == "10.50.0.1");
+  CHECK(client.dev.ipv6_gid);
+  CHECK(client.dev.context_options().ipv6_gid);
+  CHECK_NOTHROW(check_contradictions(client));
+  CHECK_NOTHROW(check_contradictions(parse(Kind::kBandwidth, {"--source_ip", "fe80::1", "host"})));
+  CHECK_FALSE(parse(Kind::kBandwidth, {}).dev.ipv6_gid);
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kBandwidth, {"--source_ip", "10.50.0.1"})),
+                    "--source_ip is a client option (a server listens: --bind ADDRESS)");
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kBandwidth, {"--source_ip", "eth0", "host"})),
+                    "--source_ip eth0: not an IPv4 or IPv6 address");
 }

@@ -127,6 +127,28 @@ TEST_CASE("choose_gid on Ethernet: RoCE v2 IPv4 first, then RoCE v2, then v1", "
   CHECK_THROWS_AS(choose_gid(t, IBV_LINK_LAYER_ETHERNET), VerbsError);
 }
 
+TEST_CASE("choose_gid --ipv6: RoCE v2 over a global IPv6 address, then a link-local one, else an error",
+          "[verbs][gid]") {
+  FakeSysfs fake;
+  make_roce(fake);
+  GidTable t = read_gid_table(fake.root(), "rxe0", 1);
+  CHECK(choose_gid(t, IBV_LINK_LAYER_ETHERNET, -1, true).index == 3);    // not 5 (IPv4), not 1 (fe80)
+  CHECK(choose_gid(t, IBV_LINK_LAYER_ETHERNET, 4, true).index == 4);     // -x wins
+  CHECK(choose_gid(t, IBV_LINK_LAYER_INFINIBAND, -1, true).index == 0);  // IB GIDs: nothing to choose
+  CHECK(t.entries[1].is_link_local());
+  CHECK_FALSE(t.entries[3].is_link_local());
+  CHECK_FALSE(t.entries[5].is_link_local());
+
+  // Only the link-local IPv6 address left: that one.
+  std::erase_if(t.entries, [](const GidEntry& e) { return e.index == 3; });
+  CHECK(choose_gid(t, IBV_LINK_LAYER_ETHERNET, -1, true).index == 1);
+
+  // IPv4 and RoCE v1 only: no IPv6 RoCE v2 GID, and the error says so.
+  std::erase_if(t.entries, [](const GidEntry& e) { return e.index == 1; });
+  CHECK_THROWS_WITH(choose_gid(t, IBV_LINK_LAYER_ETHERNET, -1, true),
+                    Catch::Contains("--ipv6: no RoCE v2 GID with an IPv6 address on rxe0 port 1"));
+}
+
 TEST_CASE("choose_gid: an explicit index is validated and the error lists valid ones", "[verbs][gid]") {
   FakeSysfs fake;
   make_roce(fake);

@@ -109,14 +109,43 @@ struct Fd {
   int release() { return std::exchange(fd, -1); }
 };
 
+// Binds `s` to the local IP `source` (ChannelOptions::source_address).
+// A source that cannot be used will not become usable by retrying: throws.
+void bind_source(int s, int family, const std::string& source) {
+  sockaddr_storage sa{};
+  socklen_t len = 0;
+  bool ok = false;
+  if (family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&sa);
+    a->sin_family = AF_INET;
+    ok = ::inet_pton(AF_INET, source.c_str(), &a->sin_addr) == 1;
+    len = sizeof *a;
+  } else if (family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&sa);
+    a->sin6_family = AF_INET6;
+    ok = ::inet_pton(AF_INET6, source.c_str(), &a->sin6_addr) == 1;
+    len = sizeof *a;
+  }
+  if (!ok) {
+    throw CtrlError(CtrlError::Kind::kNetwork, fmt::format("source address '{}' is not an {} address, as the peer's is",
+                                                           source, family == AF_INET6 ? "IPv6" : "IPv4"));
+  }
+  if (::bind(s, reinterpret_cast<sockaddr*>(&sa), len) != 0) {
+    throw CtrlError(
+        CtrlError::Kind::kNetwork,
+        fmt::format("cannot use source address {}: {} (is it an address of this host?)", source, errno_text(errno)));
+  }
+}
+
 // One non-blocking connect attempt to one address, bounded by `deadline`.
 // Returns the connected socket, or -1 with `error` set.
-int try_connect(const addrinfo* ai, Clock::time_point deadline, std::string& error) {
+int try_connect(const addrinfo* ai, Clock::time_point deadline, std::string& error, const std::string& source) {
   Fd s(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
   if (s.fd < 0) {
     error = errno_text(errno);
     return -1;
   }
+  if (!source.empty()) bind_source(s.fd, ai->ai_family, source);
   if (::connect(s.fd, ai->ai_addr, ai->ai_addrlen) == 0) return s.release();
   if (errno != EINPROGRESS && errno != EINTR) {
     error = errno_text(errno);
@@ -180,7 +209,7 @@ Channel Channel::connect(const std::string& host, std::uint16_t port, millisecon
         // use up the whole deadline before the next one is tried.
         const auto attempt_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(5));
         last_address = format_sockaddr(p->ai_addr, p->ai_addrlen);
-        const int fd = try_connect(p, attempt_deadline, last_error);
+        const int fd = try_connect(p, attempt_deadline, last_error, options.source_address);
         if (fd >= 0) return Channel(fd, options);
       }
     }

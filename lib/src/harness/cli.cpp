@@ -78,6 +78,7 @@ ContextOptions DeviceFlags::context_options() const {
   o.device = device;
   o.ib_port = static_cast<std::uint8_t>(ib_port);
   o.gid_index = gid_index;
+  o.ipv6_gid = ipv6_gid;
   return o;
 }
 
@@ -124,8 +125,7 @@ std::uint64_t parse_bytes(const std::string& text) {
   return *value * mult;
 }
 
-std::vector<std::uint64_t> size_range(const std::string& min_text, const std::string& max_text,
-                                      std::uint64_t factor) {
+std::vector<std::uint64_t> size_range(const std::string& min_text, const std::string& max_text, std::uint64_t factor) {
   auto bytes = [](const char* flag, const std::string& text) {
     try {
       return parse_bytes(text);

@@ -35,7 +35,7 @@ Context::Context(const ContextOptions& options)
   }
   if (port_.is_ethernet() || options.gid_index >= 0) {
     const auto table = device_.gid_table(port_.port_num);
-    gid_index_ = verbs::choose_gid(table, port_.link_layer, options.gid_index).index;
+    gid_index_ = verbs::choose_gid(table, port_.link_layer, options.gid_index, options.ipv6_gid).index;
   }
 }
 

@@ -177,6 +177,7 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
 
   ctrl::ChannelOptions chopts;
   chopts.timeout = popts.timeout;
+  chopts.source_address = o.source_ip;
   Leader leader(ctrl::Channel::connect(host, port, popts.timeout, chopts), ctx, popts);
   harness::add_fabric_context(ctx, o.loopback ? "loopback" : "client");
   add_pair_context(leader.peer());

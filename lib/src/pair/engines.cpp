@@ -104,7 +104,7 @@ struct RecvRing {
     const auto& spec = side.spec();
     const auto len = static_cast<std::uint32_t>(spec.msg_bytes + (spec.transport == IBV_QPT_UD ? kGrhBytes : 0));
     for (std::uint32_t q = 0; q < side.qps().size(); ++q) {
-      sges[q] = side.mr().sge(static_cast<std::size_t>(side.rx(q) - side.mr().data()), len);
+      sges[q] = side.sge(q, side.rx(q), len);
       wrs[q] = ibv_recv_wr{};
       wrs[q].wr_id = q;
       wrs[q].sg_list = &sges[q];
@@ -131,7 +131,7 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const auto msg = static_cast<std::uint32_t>(spec.msg_bytes);
-  ibv_sge sge = side.mr().sge(static_cast<std::size_t>(side.tx(0) - side.mr().data()), msg);
+  ibv_sge sge = side.sge(0, side.tx(0), msg);
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_RDMA_WRITE;
   wr.sg_list = &sge;
@@ -208,7 +208,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
   const QueuePair& qp = side.qps()[0];
   const auto msg = static_cast<std::uint32_t>(spec.msg_bytes);
   const bool ud = spec.transport == IBV_QPT_UD;
-  ibv_sge sge = side.mr().sge(static_cast<std::size_t>(side.tx(0) - side.mr().data()), msg);
+  ibv_sge sge = side.sge(0, side.tx(0), msg);
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND;
   wr.sg_list = &sge;
@@ -294,9 +294,8 @@ RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, co
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const bool atomic = is_atomic(spec.op);
-  ibv_sge sge = atomic ? side.mr().sge(static_cast<std::size_t>(side.atomic_result(0) - side.mr().data()), 8)
-                       : side.mr().sge(static_cast<std::size_t>(side.rx(0) - side.mr().data()),
-                                       static_cast<std::uint32_t>(spec.msg_bytes));
+  ibv_sge sge = atomic ? side.sge(0, side.atomic_result(0), 8)
+                       : side.sge(0, side.rx(0), static_cast<std::uint32_t>(spec.msg_bytes));
   ibv_send_wr wr{};
   wr.opcode = opcode_of(spec.op);
   wr.sg_list = &sge;
@@ -423,7 +422,7 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
   std::vector<std::uint64_t> target(nq), posted(nq, 0), completed(nq, 0), last_signal(nq, 0);
   for (std::uint32_t q = 0; q < nq; ++q) {
     const std::byte* local = spec.op == Op::kRead ? side.rx(q) : side.tx(q);
-    sges[q] = side.mr().sge(static_cast<std::size_t>(local - side.mr().data()), msg);
+    sges[q] = side.sge(q, local, msg);
     target[q] = iterations / nq + (q < iterations % nq ? 1 : 0);
     for (std::uint32_t k = 0; k < plist; ++k) {
       ibv_send_wr& wr = wrs[q * plist + k];
@@ -581,7 +580,7 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
   return r;
 }
 
-std::uint64_t check_payload(const Side& side, Role role) {
+std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iterations) {
   const auto& spec = side.spec();
   if (is_atomic(spec.op)) return 0;  // checked per operation in the loop
   bool receives = false;
@@ -602,7 +601,8 @@ std::uint64_t check_payload(const Side& side, Role role) {
   if (!receives) return 0;
   const std::uint8_t peer_seed = role == Role::kLeader ? kFollowerSeed : kLeaderSeed;
   std::uint64_t wrong = 0;
-  for (std::uint32_t q = 0; q < side.qps().size(); ++q) {
+  const std::uint64_t used = std::min<std::uint64_t>(side.qps().size(), iterations);
+  for (std::uint32_t q = 0; q < used; ++q) {
     const std::byte* p = side.rx(q) + offset;
     for (std::uint64_t i = 0; i < n; ++i) {
       wrong += static_cast<std::uint8_t>(p[i]) != Side::pattern_byte(peer_seed, i) ? 1 : 0;

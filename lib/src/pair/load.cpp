@@ -177,7 +177,8 @@ LoadResult LoadStream::stop() {
   return result_;
 }
 
-std::uint64_t LoadStream::check_payload() const { return pair::check_payload(side_, role_); }
+// A load streams on all its QPs.
+std::uint64_t LoadStream::check_payload() const { return pair::check_payload(side_, role_, ~0ULL); }
 
 // The streaming loop: per QP one prebuilt WR (one SGE); only send_flags and
 // the wr_id of signalled WRs change. A WR is signalled every cq_mod on its
@@ -199,7 +200,7 @@ void LoadStream::stream(const std::stop_token& stop, std::chrono::milliseconds s
   std::array<std::uint64_t, kMaxLoadQps> posted{}, completed{}, last_signal{};
   for (std::uint32_t q = 0; q < nq; ++q) {
     const std::byte* local = write ? side_.tx(q) : side_.rx(q);
-    sges[q] = side_.mr().sge(static_cast<std::size_t>(local - side_.mr().data()), msg);
+    sges[q] = side_.sge(q, local, msg);
     wrs[q].opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
     wrs[q].sg_list = &sges[q];
     wrs[q].num_sge = 1;

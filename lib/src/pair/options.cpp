@@ -1,6 +1,9 @@
 #include "fabench/pair/options.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include <fmt/format.h>
@@ -45,9 +48,13 @@ void add_mode_options(CLI::App& app, Options& o) {
   app.add_flag("-F,--CPU-freq", o.cpu_freq,
                "Accepted for perftest compatibility (fabench measures the TSC's rate over each run: see --clock)");
   app.add_flag("-R,--rdma_cm", o.rdma_cm, "Connect queue pairs with rdma_cm (not available in this version)");
+  app.add_flag("--ipv6", o.dev.ipv6_gid,
+               "RoCE: a RoCE v2 GID with an IPv6 address (global before link-local) instead of IPv4 (-x overrides)");
   app.add_option("-S,--sl", o.sl, "Service level (default 0)")->check(whole_number("-S", 0, 15));
   app.add_option("-T,--tos,--tclass", o.tos, "Traffic class of the GRH (default 0)")->check(whole_number("-T", 0, 255));
   app.add_option("--bind", o.bind, "Server: address to listen on (default: all)");
+  app.add_option("--source_ip", o.source_ip,
+                 "Client: local IP address of the control connection (default: the routing table's choice)");
   app.add_option("--max-mem", o.max_mem, "Server: largest buffer a client may ask for (default 4G)");
   app.add_option("--handshake-timeout", o.handshake_s,
                  "Server: seconds a new connection has to send a valid Hello before it is dropped (default 3)")
@@ -172,6 +179,14 @@ void check_contradictions(const Options& o) {
   if (o.iters > 0 && o.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
   if (o.rdma_cm) throw UsageError("-R (rdma_cm connection setup) is not available in this version of fabench");
   if (!o.host.empty() && (!o.bind.empty() || o.once)) throw UsageError("--bind and --once are server options");
+  if (!o.source_ip.empty()) {
+    if (o.serves()) throw UsageError("--source_ip is a client option (a server listens: --bind ADDRESS)");
+    std::array<unsigned char, 16> addr{};
+    if (::inet_pton(AF_INET, o.source_ip.c_str(), addr.data()) != 1 &&
+        ::inet_pton(AF_INET6, o.source_ip.c_str(), addr.data()) != 1) {
+      throw UsageError(fmt::format("--source_ip {}: not an IPv4 or IPv6 address", o.source_ip));
+    }
+  }
   if (auto bad = harness::check_path_mtu("-m", o.mtu); !bad.empty()) throw UsageError(bad);
   static_cast<void>(counter_selection(o));  // its own usage errors
   static_cast<void>(harness::resolve_clock(o.clock));

@@ -311,7 +311,7 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
   }
   // "finish" comes after the leader's last completion: both ends' traffic is over.
   const harness::Counters after = counters ? own_counters(ctx) : harness::Counters{};
-  if (mine.ok) mine.wrong += check_payload(side, Role::kFollower);
+  if (mine.ok) mine.wrong += check_payload(side, Role::kFollower, cmd.iterations);
   if (mine.ok && load != nullptr) mine.wrong += load->check_payload();
   auto r = result(fin.sequence, mine.ok ? ctrl::ResultStatus::kOk : ctrl::ResultStatus::kFailed,
                   mine.ok ? std::string{} : fmt::format("server: {}", mine.error));
@@ -529,7 +529,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     // Bidirectional: the follower may still be writing into our buffers when
     // our own sends are done; its result comes after its last completion, so
     // our check waits for it.
-    if (out.mine.ok && !spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader);
+    if (out.mine.ok && !spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader, iterations);
     if (out.mine.peer_lost) {
       // The follower died or fell silent mid-run: there is no view to ask for.
       throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed,
@@ -553,7 +553,9 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       theirs_error = e.what();
       dead_reason_ = theirs_error;
     }
-    if (out.mine.ok && out.theirs.ok && spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader);
+    if (out.mine.ok && out.theirs.ok && spec.bidirectional) {
+      out.mine.wrong += check_payload(*side_, Role::kLeader, iterations);
+    }
     // The load's data: after the follower's result (a bidirectional load has stopped there too).
     if (out.mine.ok && out.theirs.ok && load_) out.mine.wrong += load_->check_payload();
     if (!out.mine.ok || !out.theirs.ok) {

@@ -58,9 +58,6 @@ constexpr auto kRefused = std::to_array<Refused>({
     {"--inline_recv", true, kBoth, "inline receive is not supported yet"},
     {"--recv_post_list", true, kBw, "receive post lists are not supported yet"},
     {"--reversed", false, kBw, "reversed traffic is not supported yet: run the client on the other host"},
-    {"--mr_per_qp", false, kBw, "one memory region per QP is not supported yet (fabench registers one per run)"},
-    {"--source_ip", true, kBoth, "choosing the control connection's source address is not supported yet"},
-    {"--ipv6", false, kBoth, "is not supported yet: pick the IPv6 GID with -x INDEX"},
     {"--burst_size", true, kBw, "the rate limiter is not supported yet"},
     {"--typical_pkt_size", true, kBw, "the rate limiter is not supported yet"},
     {"--rate_limit", true, kBw, "the rate limiter is not supported yet"},
@@ -133,8 +130,13 @@ void add_output_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
   }
 }
 
-void add_side_flags(CLI::App& app, PerftestFlags& f) {
+void add_side_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
   const std::string g = "perftest compatibility";
+  if (kind == Kind::kBandwidth) {
+    app.add_flag("--mr_per_qp", f.side.mr_per_qp,
+                 "One memory region per QP on this end, instead of one for all its QPs")
+        ->group(g);
+  }
   app.add_option("-u,--qp-timeout", f.side.qp_timeout, "RC retry timeout 4.096 us * 2^N of this end (default 14)")
       ->check(whole_number("-u", 0, 31))
       ->group(g);
@@ -173,7 +175,7 @@ void add_side_flags(CLI::App& app, PerftestFlags& f) {
 void add_perftest_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
   f.kind = kind;
   add_output_flags(app, f, kind);
-  add_side_flags(app, f);
+  add_side_flags(app, f, kind);
   for (const auto& r : kRefused) add_refused(app, f, r, kind);
 }
 

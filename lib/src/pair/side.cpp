@@ -71,8 +71,15 @@ Side::Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions&
       cfg_(make_config(ctx, spec, options)),
       send_cq_(ctx.device(), cq_entries(spec, true), spec.events, options.comp_vector),
       recv_cq_(ctx.device(), cq_entries(spec, false), spec.events, options.comp_vector),
-      buffer_(spec.buffer_bytes(), options.huge_pages ? verbs::HugePages::kRequire : verbs::HugePages::kNo),
-      mr_(ctx.pd(), buffer_, mr_access(spec)) {
+      buffer_(spec.buffer_bytes(), options.huge_pages ? verbs::HugePages::kRequire : verbs::HugePages::kNo) {
+  if (options.mr_per_qp && spec.qps > 1) {
+    mrs_.reserve(spec.qps);
+    for (std::uint32_t q = 0; q < spec.qps; ++q) {
+      mrs_.emplace_back(ctx.pd(), region(q), spec.region_bytes(), mr_access(spec));
+    }
+  } else {
+    mrs_.emplace_back(ctx.pd(), buffer_, mr_access(spec));
+  }
   const std::uint32_t dev_inline = ctx.device().max_inline_data(spec.transport);
   // Inline (the CPU copies the payload into the WQE) saves the NIC a DMA
   // read for small messages; -I sets the threshold, default the device max
@@ -106,7 +113,7 @@ std::vector<verbs::Endpoint> Side::endpoints() const {
     auto ep = qps_[q].local_endpoint(cfg_);
     ep.qkey = cfg_.qkey;
     ep.addr = addr(region(q));
-    ep.rkey = mr_.rkey();
+    ep.rkey = mr(q).rkey();
     ep.length = spec_.region_bytes();
     out.push_back(ep);
   }

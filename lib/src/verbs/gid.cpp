@@ -212,13 +212,25 @@ GidTable load_gid_table(ibv_context* context, std::uint8_t port, std::string_vie
   return query_gid_table(context, port);
 }
 
-const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int preferred) {
+const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int preferred, bool ipv6) {
   const auto where = fmt::format("{} port {}", table.device, table.port);
   if (preferred >= 0) {
     if (const GidEntry* e = table.find(preferred)) return *e;
     throw VerbsError(
         "choose_gid", EINVAL,
         fmt::format("GID index {} is not valid on {}; valid indexes: {}", preferred, where, table.describe_valid()));
+  }
+  if (link_layer == IBV_LINK_LAYER_ETHERNET && ipv6) {
+    const GidEntry* link_local = nullptr;
+    for (const auto& e : table.entries) {
+      if (e.type != GidType::kRoceV2 || e.is_ipv4()) continue;
+      if (!e.is_link_local()) return e;
+      if (link_local == nullptr) link_local = &e;
+    }
+    if (link_local != nullptr) return *link_local;
+    throw VerbsError("choose_gid", ENOENT,
+                     fmt::format("--ipv6: no RoCE v2 GID with an IPv6 address on {}; valid indexes: {}", where,
+                                 table.describe_valid()));
   }
   if (link_layer == IBV_LINK_LAYER_ETHERNET) {
     const GidEntry* v2 = nullptr;

@@ -25,6 +25,7 @@ inline constexpr std::chrono::milliseconds kDefaultTimeout{30'000};
 struct ChannelOptions {
   std::chrono::milliseconds timeout = kDefaultTimeout;  // default for send() and recv()
   std::uint32_t max_payload_bytes = kMaxPayloadBytes;   // larger incoming frames are rejected
+  std::string source_address;  // connect(): bind to this local IP first ("": the routing table's choice)
 };
 
 // What one end brings to the shared-token check of exchange_hello (token.hpp).

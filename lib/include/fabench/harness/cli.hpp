@@ -52,6 +52,7 @@ struct DeviceFlags {
   std::string device;     // "" = first device with an ACTIVE port
   unsigned ib_port = 0;   // 0 = first ACTIVE port
   int gid_index = -1;     // -1 = automatic
+  bool ipv6_gid = false;  // automatic GID: RoCE v2 over IPv6 (a binary's --ipv6, where it has one)
   double timeout_s = 30;  // peer and progress waits
   bool verbose = false;
 

@@ -16,6 +16,7 @@ struct ContextOptions {
   std::string device;        // "" = first device with an ACTIVE port
   std::uint8_t ib_port = 0;  // 0 = first ACTIVE port
   int gid_index = -1;        // -1 = automatic (RoCE v2 over IPv4 first)
+  bool ipv6_gid = false;     // automatic: a RoCE v2 GID over IPv6 instead (perftest's --ipv6)
 };
 
 class Context {

@@ -75,8 +75,11 @@ struct RunResult {
 // or send, receives the peer's). Follower: the mirror image.
 [[nodiscard]] RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const RunLimits& limits);
 
-// After a run, outside timing: how many bytes of what the peer wrote, sent
-// or let us read differ from the peer's pattern.
-[[nodiscard]] std::uint64_t check_payload(const Side& side, Role role);
+// After a run of `iterations` messages, outside timing: how many bytes of
+// what the peer wrote, sent or let us read differ from the peer's pattern.
+// Only the QPs that carried a message are looked at (the messages are dealt
+// over the QPs in turn, so a run shorter than the QP count leaves the last
+// ones idle, and a new Side's idle QPs hold nothing yet).
+[[nodiscard]] std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iterations);
 
 }  // namespace fabench::pair

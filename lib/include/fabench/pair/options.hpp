@@ -44,6 +44,7 @@ struct Options {
   unsigned sl = 0;
   unsigned tos = 0;
   std::string bind;
+  std::string source_ip;  // client: local address of the control connection (perftest's --source_ip)
   std::string max_mem = "4G";
   double handshake_s = 3;
   bool loopback = false;

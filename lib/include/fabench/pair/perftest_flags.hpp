@@ -35,7 +35,7 @@ struct PerftestFlags {
   unsigned wait_destroy_s = 0;
   std::string force_link;       // "IB" or "Ethernet": the port must be that
   std::string report_counters;  // -W: counter names, comma-separated (perftest prints their changes per row)
-  SideOptions side;             // -u -L --pkey_index -o -X --use_hugepages
+  SideOptions side;             // -u -L --pkey_index -o -X --use_hugepages --mr_per_qp
   // "FLAG: why", one per refused flag given, in command-line order.
   std::vector<std::string> refused;
 

@@ -27,7 +27,7 @@ namespace fabench::pair {
 [[nodiscard]] std::string check_device_limits(const harness::Context& ctx, const TestSpec& spec);
 
 // What each end chooses for itself from its own command line, as perftest's
-// -u -L --pkey_index -o -X --use_hugepages are per end: not part of a
+// -u -L --pkey_index -o -X --use_hugepages --mr_per_qp are per end: not part of a
 // TestSpec, so a follower keeps its own whatever the leader asks.
 struct SideOptions {
   // Wider than the verbs fields (checked ranges): CLI11 reads a uint8_t "4" as the character '4'.
@@ -37,6 +37,7 @@ struct SideOptions {
   unsigned max_rd_atomic = 16;  // reads/atomics in flight as initiator (clamped to the device)
   int comp_vector = 0;          // completion vector of the CQs (event mode)
   bool huge_pages = false;      // buffers on huge pages, or fail
+  bool mr_per_qp = false;       // one memory region per QP's slice of the buffer (else one for all)
 
   friend bool operator==(const SideOptions&, const SideOptions&) = default;
 };
@@ -53,7 +54,15 @@ class Side {
   [[nodiscard]] const TestSpec& spec() const noexcept { return spec_; }
   [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return send_cq_; }
   [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return recv_cq_; }
-  [[nodiscard]] const verbs::MemoryRegion& mr() const noexcept { return mr_; }
+  // The registration that covers QP q's region: one for the whole buffer, or
+  // one per QP (SideOptions::mr_per_qp).
+  [[nodiscard]] const verbs::MemoryRegion& mr(std::uint32_t q) const noexcept { return mrs_[mrs_.size() == 1 ? 0 : q]; }
+  [[nodiscard]] std::size_t memory_regions() const noexcept { return mrs_.size(); }
+  // A scatter/gather entry for `bytes` at `at`, inside QP q's region.
+  [[nodiscard]] ibv_sge sge(std::uint32_t q, const std::byte* at, std::uint32_t bytes) const noexcept {
+    const verbs::MemoryRegion& m = mr(q);
+    return m.sge(static_cast<std::size_t>(at - m.data()), bytes);
+  }
   [[nodiscard]] const std::vector<verbs::QueuePair>& qps() const noexcept { return qps_; }
   [[nodiscard]] const std::vector<verbs::AddressHandle>& ahs() const noexcept { return ahs_; }
   [[nodiscard]] const std::vector<verbs::Endpoint>& remote() const noexcept { return remote_; }
@@ -97,7 +106,7 @@ class Side {
   verbs::CompletionQueue send_cq_;
   verbs::CompletionQueue recv_cq_;
   verbs::HostBuffer buffer_;
-  verbs::MemoryRegion mr_;
+  std::vector<verbs::MemoryRegion> mrs_;
   std::vector<verbs::QueuePair> qps_;
   std::vector<verbs::AddressHandle> ahs_;
   std::vector<verbs::Endpoint> remote_;

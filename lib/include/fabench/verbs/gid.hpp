@@ -32,6 +32,8 @@ struct GidEntry {
 
   // ::ffff:a.b.c.d, the form RoCE gives an IPv4 address.
   [[nodiscard]] bool is_ipv4() const noexcept;
+  // fe80::/10, the address every IPv6 interface has.
+  [[nodiscard]] bool is_link_local() const noexcept { return gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80; }
   // "10.50.0.1" for IPv4-mapped GIDs, else the sysfs form.
   [[nodiscard]] std::string address() const;
 };
@@ -70,7 +72,10 @@ struct GidTable {
 // The GID index to use. preferred >= 0: that index, if valid (else VerbsError
 // listing the valid ones). preferred < 0, automatic like perftest: on
 // Ethernet a RoCE v2 GID with an IPv4-mapped address, else any RoCE v2, else
-// RoCE v1; on InfiniBand index 0. Throws when nothing fits.
-[[nodiscard]] const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int preferred = -1);
+// RoCE v1; with `ipv6` (perftest's --ipv6) a RoCE v2 GID with an IPv6
+// address instead, a global one before a link-local one, or nothing; on
+// InfiniBand index 0. Throws when nothing fits.
+[[nodiscard]] const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int preferred = -1,
+                                         bool ipv6 = false);
 
 }  // namespace fabench::verbs
