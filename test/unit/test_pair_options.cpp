@@ -47,8 +47,30 @@ TEST_CASE("pair flags: contradictions are one line each", "[pair][cli]") {
                     Catch::Contains("--peer-device needs --loopback"));
   CHECK_THROWS_WITH(check_contradictions(parse(Kind::kBandwidth, {"-m", "3000"})),
                     Catch::Equals("-m 3000: MTU must be 256, 512, 1024, 2048 or 4096"));
-  CHECK_THROWS_AS(check_contradictions(parse(Kind::kLatency, {"-R"})), UsageError);
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kLatency, {"-R", "--loopback"})),
+                    Catch::Equals("-R with --loopback: rdma_cm resolves the server's address over the fabric; run a "
+                                  "server and a client instead"));
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kLatency, {"-R", "--load", "write,64K", "10.0.0.1"})),
+                    Catch::Equals("--load with -R: the load's queue pairs connect without rdma_cm; drop one of them"));
   CHECK_NOTHROW(check_contradictions(parse(Kind::kBandwidth, {"-m", "1024", "--loopback"})));
+}
+
+TEST_CASE("pair flags: -R makes rdma_cm specs on a client, and a server accepts it", "[pair][cli]") {
+  for (const Kind kind : {Kind::kLatency, Kind::kBandwidth}) {
+    const auto client = parse(kind, {"-R", "-c", "RC,UC,UD", "--op", "send", "10.0.0.1"});
+    CHECK_NOTHROW(check_contradictions(client));
+    const auto specs = build_specs(client, kind);
+    REQUIRE(specs.size() == 3);
+    for (const auto& s : specs) {
+      CHECK(s.rdma_cm);
+      CHECK(s.name().ends_with("/rdma_cm"));
+    }
+    // A server serves whatever each client asks: -R there changes nothing.
+    const auto server = parse(kind, {"-R"});
+    CHECK_NOTHROW(check_contradictions(server));
+    CHECK_FALSE(build_specs(server, kind).front().rdma_cm);
+  }
+  CHECK_FALSE(build_specs(parse(Kind::kLatency, {"10.0.0.1"}), Kind::kLatency).front().rdma_cm);
 }
 
 TEST_CASE("pair specs: lists expand, impossible combinations in a list are skipped", "[pair][cli]") {

@@ -173,9 +173,11 @@ TEST_CASE("perftest flags: refused flags say why in one line", "[pair][perftest]
       {B, {"--report-per-port"}, "--report-per-port: dual-port runs are not supported"},
       {L,
        {"-z"},
-       "--com_rdma_cm: rdma_cm address exchange is not supported yet (fabench uses its own TCP control "
-       "connection)"},
-      {B, {"--retry_count", "3"}, "--retry_count: applies to rdma_cm (-R), which is not supported yet"},
+       "--com_rdma_cm: fabench exchanges its data over its TCP control connection; -R connects the queue pairs "
+       "through rdma_cm"},
+      {B, {"--retry_count", "3"},
+       "--retry_count: fabench's -R makes one rdma_cm connection attempt per queue pair and names the failure (no "
+       "retries)"},
       {B, {"--log_dci_streams", "1"}, "--log_dci_streams: DC transport is not supported"},
       {L, {"--log_active_dci_streams=1"}, "--log_active_dci_streams: DC transport is not supported"},
       {B, {"--aes_xts"}, "--aes_xts: " + aes},

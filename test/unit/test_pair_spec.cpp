@@ -1,6 +1,7 @@
 // TestSpec naming, wire parameters, validation and buffer layout.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "fabench/pair/spec.hpp"
@@ -43,6 +44,15 @@ TEST_CASE("a spec survives the trip through Command parameters", "[pair][spec]")
   s.traffic_class = 96;
   const TestSpec back = TestSpec::from_params(s.to_params());
   CHECK(back == s);
+  // rdma_cm travels only when set, so a follower that knows none sees a plain spec.
+  const auto has_cm = [](const auto& params) {
+    return std::any_of(params.begin(), params.end(), [](const auto& kv) { return kv.first == "rdma_cm"; });
+  };
+  CHECK_FALSE(has_cm(s.to_params()));
+  s.rdma_cm = true;
+  CHECK(has_cm(s.to_params()));
+  CHECK(TestSpec::from_params(s.to_params()) == s);
+  CHECK_FALSE(TestSpec::from_params(TestSpec::defaults(Kind::kLatency).to_params()).rdma_cm);
 }
 
 TEST_CASE("malformed parameters are rejected with the parameter named", "[pair][spec]") {

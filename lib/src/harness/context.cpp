@@ -1,9 +1,11 @@
 #include "fabench/harness/context.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "fabench/verbs/cm.hpp"
 #include "fabench/verbs/gid.hpp"
 
 namespace fabench::harness {
@@ -37,6 +39,23 @@ Context::Context(const ContextOptions& options)
     const auto table = device_.gid_table(port_.port_num);
     gid_index_ = verbs::choose_gid(table, port_.link_layer, options.gid_index, options.ipv6_gid).index;
   }
+}
+
+Context::~Context() = default;
+
+Context::Context(const Context& like, verbs::Device device)
+    : device_(std::move(device)),
+      pd_(device_),
+      port_(device_.port(like.port_.port_num)),
+      attributes_(device_.attributes(port_.port_num)),
+      gid_index_(like.gid_index_) {}
+
+const Context& Context::rdma_cm() const {
+  if (!rdma_cm_) {
+    // Not make_unique: the constructor is private.
+    rdma_cm_.reset(new Context(*this, verbs::Device::borrow(verbs::cm_device_context(device_.name()))));
+  }
+  return *rdma_cm_;
 }
 
 std::string Context::gid_type() const {

@@ -181,6 +181,7 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
   Leader leader(ctrl::Channel::connect(host, port, popts.timeout, chopts), ctx, popts);
   harness::add_fabric_context(ctx, o.loopback ? "loopback" : "client");
   add_pair_context(leader.peer());
+  if (o.rdma_cm) benchmark::AddCustomContext("connection_setup", "rdma_cm");
   if (specs.front().kind == Kind::kLatency) {
     benchmark::AddCustomContext("clock", std::string(harness::clock_name(popts.clock)));
   }

@@ -47,7 +47,10 @@ void add_mode_options(CLI::App& app, Options& o) {
   app.add_flag("-e,--events", o.events, "Wait on completion events instead of polling");
   app.add_flag("-F,--CPU-freq", o.cpu_freq,
                "Accepted for perftest compatibility (fabench measures the TSC's rate over each run: see --clock)");
-  app.add_flag("-R,--rdma_cm", o.rdma_cm, "Connect queue pairs with rdma_cm (not available in this version)");
+  app.add_flag("-R,--rdma_cm", o.rdma_cm,
+               "Client: connect the queue pairs through rdma_cm (address and route resolution, connect/accept; RC, "
+               "UC, UD) toward the server's address; the control connection still carries commands and results. A "
+               "server serves such clients without it");
   app.add_flag("--ipv6", o.dev.ipv6_gid,
                "RoCE: a RoCE v2 GID with an IPv6 address (global before link-local) instead of IPv4 (-x overrides)");
   app.add_option("-S,--sl", o.sl, "Service level (default 0)")->check(whole_number("-S", 0, 15));
@@ -128,6 +131,7 @@ TestSpec make_spec(const Options& o, Kind kind, Op op, ibv_qp_type transport, st
   s.mtu_bytes = o.mtu;
   s.sl = static_cast<std::uint8_t>(o.sl);
   s.traffic_class = static_cast<std::uint8_t>(o.tos);
+  s.rdma_cm = o.rdma_cm && !o.serves();
   return s;
 }
 
@@ -177,7 +181,14 @@ void check_contradictions(const Options& o) {
   if (o.loopback && !o.host.empty()) throw UsageError("--loopback runs both ends here; do not also give a host");
   if (!o.peer_device.empty() && !o.loopback) throw UsageError("--peer-device needs --loopback");
   if (o.iters > 0 && o.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
-  if (o.rdma_cm) throw UsageError("-R (rdma_cm connection setup) is not available in this version of fabench");
+  if (o.rdma_cm && o.loopback) {
+    throw UsageError(
+        "-R with --loopback: rdma_cm resolves the server's address over the fabric; run a server and "
+        "a client instead");
+  }
+  if (o.rdma_cm && !o.load.empty()) {
+    throw UsageError("--load with -R: the load's queue pairs connect without rdma_cm; drop one of them");
+  }
   if (!o.host.empty() && (!o.bind.empty() || o.once)) throw UsageError("--bind and --once are server options");
   if (!o.source_ip.empty()) {
     if (o.serves()) throw UsageError("--source_ip is a client option (a server listens: --bind ADDRESS)");

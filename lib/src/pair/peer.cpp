@@ -10,6 +10,7 @@
 
 #include "fabench/ctrl/wire.hpp"
 #include "fabench/harness/loop.hpp"
+#include "fabench/pair/cm_link.hpp"
 #include "fabench/verbs/port.hpp"
 
 namespace fabench::pair {
@@ -234,17 +235,35 @@ Setup follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOpt
     return {};
   }
   Setup setup;
+  std::unique_ptr<CmAcceptor> acceptor;  // -R: listening from before "ok" until the client has connected
   try {
-    setup.side = std::make_unique<Side>(ctx, spec, o.side);
+    setup.side = std::make_unique<Side>(spec.rdma_cm ? ctx.rdma_cm() : ctx, spec, o.side);
     setup.side->fill_pattern(kFollowerSeed);
     if (spec.load) setup.load = std::make_unique<LoadStream>(ctx, spec, o.side, Role::kFollower);
+    if (spec.rdma_cm) acceptor = std::make_unique<CmAcceptor>(*setup.side, socket_address(ch.fd(), false));
   } catch (const std::exception& e) {
     ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", e.what())));
     return {};
   }
-  ch.send(result(seq));
-  ch.send(ctrl::EndpointExchange{0, all_endpoints(*setup.side, setup.load.get())});
+  auto ok = result(seq);
+  if (acceptor) ok.json = nlohmann::json{{"cm_port", acceptor->port()}}.dump();
+  ch.send(ok);
+  std::string cm_error;
+  if (acceptor) {
+    try {
+      setup.side->adopt_cm(acceptor->accept(*setup.side, o.timeout));
+    } catch (const std::exception& e) {
+      cm_error = e.what();
+    }
+    acceptor.reset();
+  }
+  ch.send(ctrl::EndpointExchange{
+      0, cm_error.empty() ? all_endpoints(*setup.side, setup.load.get()) : std::vector<verbs::Endpoint>{}});
   const auto remote = expect_endpoints(ch, o.timeout);
+  if (!cm_error.empty()) {
+    ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", cm_error)));
+    return {};
+  }
   try {
     connect_all(*setup.side, setup.load.get(), remote);
     ch.send(result(seq));
@@ -431,7 +450,10 @@ void Leader::setup(const TestSpec& spec) {
   if (auto bad = check_device_limits(ctx_, spec); !bad.empty()) throw std::invalid_argument(bad);
   const auto r = call("setup", spec.to_params(), 0, options_.timeout);
   if (r.status != ctrl::ResultStatus::kOk) throw std::runtime_error(r.error);
-  const auto remote = expect_endpoints(channel_, options_.timeout);
+  // -R: the follower sends its endpoints once our rdma_cm connections are in
+  // (cm_link.hpp); without, right away.
+  std::vector<verbs::Endpoint> remote;
+  if (!spec.rdma_cm) remote = expect_endpoints(channel_, options_.timeout);
   // The follower now waits for our endpoints: it gets them (or an empty
   // list when our side failed) either way, so a local failure fails this
   // benchmark only, not the whole conversation.
@@ -439,8 +461,9 @@ void Leader::setup(const TestSpec& spec) {
   std::unique_ptr<LoadStream> load;
   std::string local_error;
   try {
-    side = std::make_unique<Side>(ctx_, spec, options_.side);
+    side = std::make_unique<Side>(spec.rdma_cm ? ctx_.rdma_cm() : ctx_, spec, options_.side);
     side->fill_pattern(kLeaderSeed);
+    if (spec.rdma_cm) connect_cm(*side, r);
     if (spec.load) {
       // A follower that knows no load ignored the load_* params: it offers the spec's QPs alone.
       if (remote.size() == spec.qps) {
@@ -454,6 +477,9 @@ void Leader::setup(const TestSpec& spec) {
     side.reset();
     local_error = e.what();
   }
+  // After a failed rdma_cm connect the follower waits out its own timeout
+  // for the rest before it answers.
+  if (spec.rdma_cm) remote = expect_endpoints(channel_, options_.timeout * 2);
   send(ctrl::EndpointExchange{0, side ? all_endpoints(*side, load.get()) : std::vector<verbs::Endpoint>{}});
   if (side) {
     try {
@@ -470,6 +496,24 @@ void Leader::setup(const TestSpec& spec) {
   side_ = std::move(side);
   load_ = std::move(load);
   spec_ = spec;
+}
+
+// -R: our QPs connected through rdma_cm to the port the follower named in
+// its "setup" result, at the address our control connection reaches it.
+void Leader::connect_cm(Side& side, const ctrl::Result& setup_result) {
+  std::optional<std::uint16_t> port;
+  try {
+    const auto j = setup_result.json.empty() ? nlohmann::json{} : nlohmann::json::parse(setup_result.json);
+    if (j.is_object() && j.contains("cm_port")) port = j["cm_port"].get<std::uint16_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{} sent an unreadable rdma_cm port: {}", channel_.describe(), e.what()));
+  }
+  if (!port) {
+    throw std::runtime_error(fmt::format("the server (fabench {}) does not support -R (rdma_cm); update it",
+                                         peer_.version.empty() ? "?" : peer_.version));
+  }
+  const auto server = verbs::with_port(socket_address(channel_.fd(), true), *port);
+  side.adopt_cm(cm_connect(side, socket_address(channel_.fd(), false), server, options_.timeout));
 }
 
 // The latency run with this end's load streaming: the load starts (and is

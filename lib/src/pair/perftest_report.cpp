@@ -90,7 +90,7 @@ std::string perftest_banner(const PerftestBanner& b) {
   if (b.gid_index >= 0) out += fmt::sprintf(" GID index       : %d\n", b.gid_index);
   if (one_sided_read(s.op)) out += fmt::sprintf(" Outstand reads  : %d\n", b.outs);
   else out += fmt::sprintf(" Max inline data : %d[B]\n", b.inline_bytes);
-  out += fmt::sprintf(" rdma_cm QPs\t : %s\n", "OFF");
+  out += fmt::sprintf(" rdma_cm QPs\t : %s\n", s.rdma_cm ? "ON" : "OFF");
   out += fmt::sprintf(" Data ex. method : %s\n", "Ethernet");
   out += perftest_rule(s.kind);
   out += address_lines("local", b.local, s, b.outs);
@@ -172,7 +172,7 @@ std::string perftest_json(const PerftestBanner& b, const std::string& results,
   if (b.gid_index >= 0) out += fmt::format("\"GID_index\": {},\n", b.gid_index);
   if (one_sided_read(s.op)) out += fmt::format("\"Outstand_reads\": {},\n", b.outs);
   else out += fmt::format("\"Max_inline_data\": {},\n", b.inline_bytes);
-  out += "\"rdma_cm_QPs\": \"OFF\",\n\"Data_ex_method\": \"Ethernet\"\n},\n";
+  out += fmt::format("\"rdma_cm_QPs\": \"{}\",\n\"Data_ex_method\": \"Ethernet\"\n}},\n", s.rdma_cm ? "ON" : "OFF");
   out += "\"results\": {\n" + results + "\n},\n";
   out += "\"all_results\": [\n";
   for (std::size_t i = 0; i < all_rows.size(); ++i) {

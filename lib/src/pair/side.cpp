@@ -68,6 +68,7 @@ int mr_access(const TestSpec& spec) { return IBV_ACCESS_LOCAL_WRITE | spec.remot
 Side::Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions& options)
     : ctx_(ctx),
       spec_(spec),
+      options_(options),
       cfg_(make_config(ctx, spec, options)),
       send_cq_(ctx.device(), cq_entries(spec, true), spec.events, options.comp_vector),
       recv_cq_(ctx.device(), cq_entries(spec, false), spec.events, options.comp_vector),
@@ -87,20 +88,43 @@ Side::Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions&
   const std::uint32_t want_inline = spec.inline_bytes >= 0 ? static_cast<std::uint32_t>(spec.inline_bytes)
                                                            : std::min<std::uint32_t>(dev_inline, 220);
   inline_threshold_ = std::min(want_inline, dev_inline);
-  verbs::QpCaps caps;
-  caps.max_send_wr = spec.tx_depth;
-  caps.max_recv_wr = (spec.op == Op::kSend) ? spec.rx_depth : 1;
-  caps.max_inline_data = inline_threshold_;
+  caps_.max_send_wr = spec.tx_depth;
+  caps_.max_recv_wr = (spec.op == Op::kSend) ? spec.rx_depth : 1;
+  caps_.max_inline_data = inline_threshold_;
+  run_state_.rx_posted.assign(spec.qps, 0);
+  if (spec.rdma_cm) return;  // rdma_cm creates them on its ids: adopt_cm()
   qps_.reserve(spec.qps);
   for (std::uint32_t q = 0; q < spec.qps; ++q) {
-    qps_.emplace_back(ctx.pd(), send_cq_, recv_cq_, spec.transport, caps);
+    qps_.emplace_back(ctx.pd(), send_cq_, recv_cq_, spec.transport, caps_);
     qps_.back().to_init(cfg_);
   }
-  run_state_.rx_posted.assign(spec.qps, 0);
+}
+
+ibv_qp_init_attr Side::cm_qp_attr() const noexcept {
+  ibv_qp_init_attr a{};
+  a.send_cq = send_cq_.get();
+  a.recv_cq = recv_cq_.get();
+  a.qp_type = spec_.transport;
+  a.sq_sig_all = caps_.sq_sig_all ? 1 : 0;
+  a.cap.max_send_wr = caps_.max_send_wr;
+  a.cap.max_recv_wr = caps_.max_recv_wr;
+  a.cap.max_send_sge = caps_.max_send_sge;
+  a.cap.max_recv_sge = caps_.max_recv_sge;
+  a.cap.max_inline_data = caps_.max_inline_data;
+  return a;
+}
+
+void Side::adopt_cm(CmConnection cm) {
+  if (!spec_.rdma_cm || !qps_.empty() || cm.ids.size() != spec_.qps || cm.caps.size() != spec_.qps) {
+    throw std::logic_error("Side::adopt_cm: not an rdma_cm Side awaiting its queue pairs");
+  }
+  cm_ = std::move(cm);
+  qps_.reserve(spec_.qps);
+  for (std::uint32_t q = 0; q < spec_.qps; ++q) qps_.push_back(verbs::QueuePair::borrow(cm_.ids[q].qp(), cm_.caps[q]));
 }
 
 void Side::fill_pattern(std::uint8_t seed) const noexcept {
-  for (std::uint32_t q = 0; q < qps_.size(); ++q) {
+  for (std::uint32_t q = 0; q < spec_.qps; ++q) {  // rdma_cm: before its QPs exist
     std::byte* p = tx(q);
     for (std::uint64_t i = 0; i < spec_.slot_bytes(); ++i) p[i] = static_cast<std::byte>(pattern_byte(seed, i));
   }
@@ -112,6 +136,12 @@ std::vector<verbs::Endpoint> Side::endpoints() const {
   for (std::uint32_t q = 0; q < qps_.size(); ++q) {
     auto ep = qps_[q].local_endpoint(cfg_);
     ep.qkey = cfg_.qkey;
+    if (spec_.rdma_cm && spec_.transport == IBV_QPT_UD) {
+      // rdma_cm chose the Q_Key (its UDP port space's) when it set the QP up.
+      ibv_qp_attr attr{};
+      ibv_qp_init_attr init{};
+      if (ibv_query_qp(qps_[q].get(), &attr, IBV_QP_QKEY, &init) == 0) ep.qkey = attr.qkey;
+    }
     ep.addr = addr(region(q));
     ep.rkey = mr(q).rkey();
     ep.length = spec_.region_bytes();
@@ -125,6 +155,20 @@ void Side::connect(const std::vector<verbs::Endpoint>& remote) {
     throw std::runtime_error(fmt::format("peer offered {} queue pairs, expected {}", remote.size(), qps_.size()));
   }
   remote_ = remote;
+  if (spec_.rdma_cm) {
+    // rdma_cm connected the QPs; a UD client sends along the route it resolved.
+    if (spec_.transport != IBV_QPT_UD) return;
+    for (std::uint32_t q = 0; q < qps_.size(); ++q) {
+      if (q < cm_.routes.size() && cm_.routes[q]) {
+        const auto& r = *cm_.routes[q];
+        ahs_.emplace_back(ctx_.pd(), r.ah, r.qpn, r.qkey);
+      } else {
+        ahs_.emplace_back(ctx_.pd(), remote[q], ctx_.gid_index(), cfg_.port, cfg_.sl, cfg_.traffic_class,
+                          cfg_.hop_limit);
+      }
+    }
+    return;
+  }
   for (std::uint32_t q = 0; q < qps_.size(); ++q) {
     if (spec_.transport == IBV_QPT_UD) {
       qps_[q].activate(cfg_);

@@ -110,6 +110,7 @@ std::string TestSpec::name() const {
   if (tx_depth != d.tx_depth) n += fmt::format("/tx_depth:{}", tx_depth);
   if (inline_bytes != d.inline_bytes) n += fmt::format("/inline:{}", inline_bytes);
   if (events) n += "/events";
+  if (rdma_cm) n += "/rdma_cm";
   if (load) n += "/" + load->name();
   return n;
 }
@@ -140,6 +141,9 @@ std::vector<std::pair<std::string, std::string>> TestSpec::to_params() const {
       {"sl", std::to_string(sl)},
       {"traffic_class", std::to_string(traffic_class)},
   };
+  // Only when set: a follower that knows no rdma_cm sees a plain spec (and
+  // sends no cm_port, which the leader reports).
+  if (rdma_cm) p.emplace_back("rdma_cm", "1");
   if (load) {
     p.insert(p.end(), {
                           {"load_op", std::string(op_name(load->op))},
@@ -177,6 +181,9 @@ TestSpec TestSpec::from_params(const std::vector<std::pair<std::string, std::str
   s.mtu_bytes = number<std::uint32_t>(p, "mtu_bytes");
   s.sl = number<std::uint8_t>(p, "sl");
   s.traffic_class = number<std::uint8_t>(p, "traffic_class");
+  if (std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "rdma_cm"; })) {
+    s.rdma_cm = number<int>(p, "rdma_cm") != 0;
+  }
   const bool has_load = std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "load_op"; });
   if (has_load) {
     LoadSpec l;
@@ -305,6 +312,7 @@ std::string validate(const TestSpec& s) {
   // server checks against --max-mem, must not wrap around 2^64 (found by fuzz/pair_spec).
   if (s.region_bytes() > std::numeric_limits<std::uint64_t>::max() / s.qps)
     return fmt::format("-q {} queue pairs of {} B exceed 2^64 bytes of buffers", s.qps, s.region_bytes());
+  if (s.rdma_cm && s.load) return "--load with -R: the load's queue pairs connect without rdma_cm; drop one of them";
   if (s.load) return validate_load(s);
   return {};
 }

@@ -51,6 +51,20 @@ AddressHandle::AddressHandle(const ProtectionDomain& pd, const Endpoint& remote,
   }
 }
 
+AddressHandle::AddressHandle(const ProtectionDomain& pd, const ibv_ah_attr& attr, std::uint32_t remote_qpn,
+                             std::uint32_t remote_qkey)
+    : remote_qpn_(remote_qpn), remote_qkey_(remote_qkey) {
+  ibv_ah_attr copy = attr;
+  errno = 0;
+  ah_ = ibv_create_ah(pd.get(), &copy);
+  if (ah_ == nullptr) {
+    const int err = errno != 0 ? errno : EIO;
+    throw VerbsError("ibv_create_ah", err,
+                     fmt::format("{} port {} to qpn {:#x} (the route rdma_cm resolved)", pd.device_name(),
+                                 attr.port_num, remote_qpn));
+  }
+}
+
 AddressHandle::~AddressHandle() { reset(); }
 
 AddressHandle::AddressHandle(AddressHandle&& other) noexcept

@@ -68,6 +68,15 @@ Device::Device(ibv_device* device) {
   }
 }
 
+Device Device::borrow(ibv_context* context) {
+  Device d;
+  d.name_ = ibv_get_device_name(context->device);
+  d.context_ = context;
+  d.owned_ = false;
+  check_rc(ibv_query_device(context, &d.attr_), "ibv_query_device", d.name_);
+  return d;
+}
+
 Device Device::open(std::string_view name) {
   // Opened contexts stay valid after the list is freed (ibv_free_device_list(3)).
   DeviceList list;
@@ -101,7 +110,8 @@ Device::Device(Device&& other) noexcept
       attr_(other.attr_),
       max_inline_rc_(other.max_inline_rc_),
       max_inline_uc_(other.max_inline_uc_),
-      max_inline_ud_(other.max_inline_ud_) {}
+      max_inline_ud_(other.max_inline_ud_),
+      owned_(other.owned_) {}
 
 Device& Device::operator=(Device&& other) noexcept {
   if (this != &other) {
@@ -112,12 +122,17 @@ Device& Device::operator=(Device&& other) noexcept {
     max_inline_rc_ = other.max_inline_rc_;
     max_inline_uc_ = other.max_inline_uc_;
     max_inline_ud_ = other.max_inline_ud_;
+    owned_ = other.owned_;
   }
   return *this;
 }
 
 void Device::reset() noexcept {
   if (context_ == nullptr) return;
+  if (!owned_) {
+    context_ = nullptr;
+    return;
+  }
   if (const int rc = ibv_close_device(context_); rc != 0) {
     // EBUSY here means a child (PD, CQ, ...) outlived its device.
     spdlog::error("ibv_close_device({}) failed: {}", name_, error_text(rc < 0 ? -rc : rc));

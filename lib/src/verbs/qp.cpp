@@ -107,7 +107,8 @@ QueuePair::QueuePair(QueuePair&& other) noexcept
       type_(other.type_),
       caps_(other.caps_),
       psn_(other.psn_),
-      state_(std::exchange(other.state_, IBV_QPS_RESET)) {}
+      state_(std::exchange(other.state_, IBV_QPS_RESET)),
+      owned_(other.owned_) {}
 
 QueuePair& QueuePair::operator=(QueuePair&& other) noexcept {
   if (this != &other) {
@@ -117,12 +118,29 @@ QueuePair& QueuePair::operator=(QueuePair&& other) noexcept {
     caps_ = other.caps_;
     psn_ = other.psn_;
     state_ = std::exchange(other.state_, IBV_QPS_RESET);
+    owned_ = other.owned_;
   }
   return *this;
 }
 
+QueuePair QueuePair::borrow(ibv_qp* qp, const ibv_qp_cap& caps) {
+  QueuePair out;
+  out.qp_ = qp;
+  out.type_ = qp->qp_type;
+  out.caps_ = caps;
+  out.owned_ = false;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0) out.state_ = attr.qp_state;
+  return out;
+}
+
 void QueuePair::reset() noexcept {
   if (qp_ == nullptr) return;
+  if (!owned_) {
+    qp_ = nullptr;
+    return;
+  }
   if (const int rc = ibv_destroy_qp(qp_); rc != 0) {
     spdlog::error("ibv_destroy_qp({:#x}) failed: {}", qp_->qp_num, error_text(rc < 0 ? -rc : rc));
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "fabench/verbs/device.hpp"
@@ -22,6 +23,14 @@ struct ContextOptions {
 class Context {
  public:
   explicit Context(const ContextOptions& options);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // The same device, port and GID on librdmacm's own context of the device
+  // (verbs/cm.hpp), with a PD of its own: what QPs connected through rdma_cm
+  // (-R) and their CQs and memory must be built on. Opened on first use.
+  [[nodiscard]] const Context& rdma_cm() const;
 
   [[nodiscard]] const verbs::Device& device() const noexcept { return device_; }
   [[nodiscard]] const verbs::ProtectionDomain& pd() const noexcept { return pd_; }
@@ -32,11 +41,14 @@ class Context {
   [[nodiscard]] std::string gid_text() const;
 
  private:
+  Context(const Context& like, verbs::Device device);
+
   verbs::Device device_;
   verbs::ProtectionDomain pd_;
   verbs::Port port_;
   verbs::DeviceAttributes attributes_;
   int gid_index_ = -1;
+  mutable std::unique_ptr<Context> rdma_cm_;
 };
 
 }  // namespace fabench::harness

@@ -147,6 +147,7 @@ class Leader {
 
  private:
   void setup(const TestSpec& spec);
+  void connect_cm(Side& side, const ctrl::Result& setup_result);
   void drop() noexcept;
   RunResult run_loaded(std::uint64_t iterations, harness::Samples* samples, const RunLimits& limits, LoadResult& load);
   void send(const ctrl::Message& msg);

@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fabench/harness/context.hpp"
 #include "fabench/pair/spec.hpp"
 #include "fabench/verbs/ah.hpp"
+#include "fabench/verbs/cm.hpp"
 #include "fabench/verbs/cq.hpp"
 #include "fabench/verbs/device.hpp"
 #include "fabench/verbs/endpoint.hpp"
@@ -42,9 +45,34 @@ struct SideOptions {
   friend bool operator==(const SideOptions&, const SideOptions&) = default;
 };
 
+// What rdma_cm (-R, cm_link.hpp) connected for a Side: the ids, each owning
+// its QP (in QP order), their event channel, what the provider granted each
+// QP, and on a UD client the route rdma_cm resolved to each server QP.
+struct CmConnection {
+  struct UdRoute {
+    ibv_ah_attr ah{};
+    std::uint32_t qpn = 0;
+    std::uint32_t qkey = 0;
+  };
+  std::unique_ptr<verbs::CmChannel> channel;  // declared first: destroyed after the ids
+  std::vector<verbs::CmId> ids;
+  std::vector<ibv_qp_cap> caps;
+  std::vector<std::optional<UdRoute>> routes;  // empty, or one per QP
+};
+
 class Side {
  public:
+  // With spec.rdma_cm the QPs are not created here but by rdma_cm on its ids
+  // (cm_link.hpp), which hands them over with adopt_cm(); ctx must then be
+  // Context::rdma_cm().
   Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions& options = {});
+
+  // rdma_cm: what each QP is created with (CQs, type, capacities).
+  [[nodiscard]] ibv_qp_init_attr cm_qp_attr() const noexcept;
+  [[nodiscard]] const harness::Context& context() const noexcept { return ctx_; }
+  [[nodiscard]] const SideOptions& options() const noexcept { return options_; }
+  // rdma_cm: takes the connected ids (one per QP, their QPs in RTS).
+  void adopt_cm(CmConnection cm);
 
   // One Endpoint per QP: qpn/psn/gid plus this QP's region of the buffer.
   [[nodiscard]] std::vector<verbs::Endpoint> endpoints() const;
@@ -101,12 +129,15 @@ class Side {
 
   const harness::Context& ctx_;
   TestSpec spec_;
+  SideOptions options_;
   verbs::QpConfig cfg_;
+  verbs::QpCaps caps_;
   std::uint32_t inline_threshold_ = 0;
   verbs::CompletionQueue send_cq_;
   verbs::CompletionQueue recv_cq_;
   verbs::HostBuffer buffer_;
   std::vector<verbs::MemoryRegion> mrs_;
+  CmConnection cm_;  // rdma_cm only; owns the QPs qps_ borrows, so declared before them
   std::vector<verbs::QueuePair> qps_;
   std::vector<verbs::AddressHandle> ahs_;
   std::vector<verbs::Endpoint> remote_;

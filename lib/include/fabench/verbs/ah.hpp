@@ -23,6 +23,9 @@ class AddressHandle {
  public:
   AddressHandle(const ProtectionDomain& pd, const Endpoint& remote, int sgid_index, std::uint8_t port,
                 std::uint8_t sl = 0, std::uint8_t traffic_class = 0, std::uint8_t hop_limit = 64);
+  // From an address vector someone else resolved (rdma_cm's UD route).
+  AddressHandle(const ProtectionDomain& pd, const ibv_ah_attr& attr, std::uint32_t remote_qpn,
+                std::uint32_t remote_qkey);
   ~AddressHandle();
   AddressHandle(AddressHandle&& other) noexcept;
   AddressHandle& operator=(AddressHandle&& other) noexcept;

@@ -78,6 +78,9 @@ class Device {
   [[nodiscard]] static Device open(std::string_view name = "");
   // Opens a device from a list entry.
   explicit Device(ibv_device* device);
+  // A context opened and kept by someone else (librdmacm's, cm.hpp): queried
+  // like an opened one, never closed by this object.
+  [[nodiscard]] static Device borrow(ibv_context* context);
 
   ~Device();
   Device(Device&& other) noexcept;
@@ -106,6 +109,7 @@ class Device {
   [[nodiscard]] int numa_node(std::string_view sysfs_root = kSysfsInfiniband) const;
 
  private:
+  Device() = default;
   void reset() noexcept;
 
   ibv_context* context_ = nullptr;
@@ -114,6 +118,7 @@ class Device {
   mutable std::optional<std::uint32_t> max_inline_rc_;
   mutable std::optional<std::uint32_t> max_inline_uc_;
   mutable std::optional<std::uint32_t> max_inline_ud_;
+  bool owned_ = true;
 };
 
 // Reads <sysfs_root>/<device>/device/numa_node; -1 if absent or unreadable.

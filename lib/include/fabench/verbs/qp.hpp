@@ -66,6 +66,10 @@ class QueuePair {
  public:
   QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq, const CompletionQueue& recv_cq,
             ibv_qp_type type, const QpCaps& caps = {});
+  // A QP created and owned elsewhere (rdma_cm's rdma_create_qp: CmId
+  // destroys it): this object posts on it and never destroys it. Its state
+  // is queried once here.
+  [[nodiscard]] static QueuePair borrow(ibv_qp* qp, const ibv_qp_cap& caps);
   ~QueuePair();
   QueuePair(QueuePair&& other) noexcept;
   QueuePair& operator=(QueuePair&& other) noexcept;
@@ -122,6 +126,7 @@ class QueuePair {
   [[nodiscard]] VerbsError recv_error(int rc, const ibv_recv_wr& wr) const;
 
  private:
+  QueuePair() = default;
   void reset() noexcept;
   void modify(ibv_qp_attr& attr, int mask, ibv_qp_state target, const std::string& detail);
 
@@ -130,6 +135,7 @@ class QueuePair {
   ibv_qp_cap caps_{};
   std::uint32_t psn_ = 0;
   ibv_qp_state state_ = IBV_QPS_RESET;
+  bool owned_ = true;
 };
 
 // Whether a QP type can carry a send opcode (RC: all; UC: write, write-imm,
