@@ -91,8 +91,9 @@ CmAcceptor::CmAcceptor(const Side& side, const sockaddr_storage& local)
       local_(local) {
   if (listener_.device_name().empty() || listener_.device_name() != side.context().device().name()) {
     throw std::runtime_error(fmt::format(
-        "rdma_cm: {} belongs to {}, but this server uses {} (-d)", verbs::format_sockaddr(local),
-        listener_.device_name().empty() ? "no RDMA device" : listener_.device_name(), side.context().device().name()));
+        "rdma_cm: {} (the address the client reached) belongs to {}, but this server uses {} (-d)",
+        verbs::format_ip(local), listener_.device_name().empty() ? "no RDMA device" : listener_.device_name(),
+        side.context().device().name()));
   }
 }
 

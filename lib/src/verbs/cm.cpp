@@ -111,6 +111,14 @@ std::string format_sockaddr(const sockaddr_storage& addr) {
   return fmt::format("(address family {})", addr.ss_family);
 }
 
+std::string format_ip(const sockaddr_storage& addr) {
+  std::string text = format_sockaddr(addr);
+  const auto colon = text.rfind(':');
+  if (colon != std::string::npos && (addr.ss_family == AF_INET || addr.ss_family == AF_INET6)) text.resize(colon);
+  if (addr.ss_family == AF_INET6 && text.size() >= 2) text = text.substr(1, text.size() - 2);  // the brackets
+  return text;
+}
+
 sockaddr_storage unmap_ipv4(const sockaddr_storage& addr) noexcept {
   if (addr.ss_family != AF_INET6) return addr;
   const auto& in6 = reinterpret_cast<const sockaddr_in6&>(addr);

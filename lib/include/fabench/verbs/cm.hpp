@@ -32,8 +32,9 @@ namespace fabench::verbs {
 // The port space rdma_cm uses for a QP type: RC TCP, UD UDP, UC IB.
 [[nodiscard]] rdma_port_space cm_port_space(ibv_qp_type type) noexcept;
 
-// "10.0.0.2:4791" or "[fe80::1%veth0]:4791".
+// "10.0.0.2:4791" or "[fe80::1%veth0]:4791"; format_ip: "10.0.0.2", "fe80::1%veth0".
 [[nodiscard]] std::string format_sockaddr(const sockaddr_storage& addr);
+[[nodiscard]] std::string format_ip(const sockaddr_storage& addr);
 // An IPv4-mapped IPv6 address ("::ffff:10.0.0.2") as plain IPv4; others as they are.
 [[nodiscard]] sockaddr_storage unmap_ipv4(const sockaddr_storage& addr) noexcept;
 // `addr` with its port set to `port` (host order).
