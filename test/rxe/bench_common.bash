@@ -15,6 +15,11 @@ cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The long matrices run whole with FABENCH_MATRIX=full (tools/test
+# --full-matrix); by default (CI) a subset that still covers every kind of
+# case. Their full results: docs/reliability.md.
+full_matrix() { [[ ${FABENCH_MATRIX:-ci} == full ]]; }
 ok() { echo "ok: $*"; }
 
 # start_server BIN PORT LOG [ARGS...]: a server on DEV1, waiting until it listens.
