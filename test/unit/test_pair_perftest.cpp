@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fabench/pair/engines.hpp"
 #include "fabench/pair/options.hpp"
 #include "fabench/pair/perftest_report.hpp"
 #include "pair_support.hpp"
@@ -175,7 +176,8 @@ TEST_CASE("perftest flags: refused flags say why in one line", "[pair][perftest]
        {"-z"},
        "--com_rdma_cm: fabench exchanges its data over its TCP control connection; -R connects the queue pairs "
        "through rdma_cm"},
-      {B, {"--retry_count", "3"},
+      {B,
+       {"--retry_count", "3"},
        "--retry_count: fabench's -R makes one rdma_cm connection attempt per queue pair and names the failure (no "
        "retries)"},
       {B, {"--log_dci_streams", "1"}, "--log_dci_streams: DC transport is not supported"},
@@ -202,7 +204,6 @@ TEST_CASE("perftest flags: refused flags say why in one line", "[pair][perftest]
       {B, {"--use-srq"}, "--use-srq: shared receive queues are not supported yet"},
       {L, {"--inline_recv", "64"}, "--inline_recv: inline receive is not supported yet"},
       {B, {"--recv_post_list", "4"}, "--recv_post_list: receive post lists are not supported yet"},
-      {B, {"--reversed"}, "--reversed: reversed traffic is not supported yet: run the client on the other host"},
       {B, {"--burst_size", "8"}, "--burst_size: " + rate},
       {B, {"--typical_pkt_size", "64"}, "--typical_pkt_size: " + rate},
       {B, {"--rate_limit", "5"}, "--rate_limit: " + rate},
@@ -477,4 +478,29 @@ TEST_CASE("perftest flags: --source_ip (a client's) and --ipv6 are taken", "[pai
                     "--source_ip is a client option (a server listens: --bind ADDRESS)");
   CHECK_THROWS_WITH(check_contradictions(parse(Kind::kBandwidth, {"--source_ip", "eth0", "host"})),
                     "--source_ip eth0: not an IPv4 or IPv6 address");
+}
+
+TEST_CASE("perftest flags: --reversed makes the server the sender of bandwidth specs", "[pair][perftest]") {
+  const Options client = parse(Kind::kBandwidth, {"--reversed", "--op", "write,send,read", "10.50.0.2"});
+  CHECK(client.perftest.reversed);
+  CHECK_NOTHROW(check_contradictions(client));
+  const auto specs = build_specs(client, Kind::kBandwidth);
+  REQUIRE(specs.size() == 3);
+  for (const auto& s : specs) {
+    CHECK(s.reversed);
+    CHECK(s.name().ends_with("/reversed"));
+    CHECK(validate(s).empty());
+    // The follower posts the operation; the leader only receives (send) or waits.
+    CHECK(initiates(s, Role::kFollower));
+    CHECK_FALSE(initiates(s, Role::kLeader));
+    CHECK(TestSpec::from_params(s.to_params()) == s);
+  }
+  CHECK_FALSE(build_specs(parse(Kind::kBandwidth, {"10.50.0.2"}), Kind::kBandwidth).front().reversed);
+  CHECK_THROWS_WITH(check_contradictions(parse(Kind::kBandwidth, {"--reversed", "-b", "10.50.0.2"})),
+                    "--reversed and -b contradict each other: -b already sends both ways");
+  // Latency has no direction to reverse: fabench-lat does not take the flag.
+  CHECK_THROWS(parse(Kind::kLatency, {"--reversed"}));
+  TestSpec lat = TestSpec::defaults(Kind::kLatency);
+  lat.reversed = true;
+  CHECK(validate(lat) == "--reversed applies to bandwidth only");
 }

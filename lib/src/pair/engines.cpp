@@ -358,7 +358,7 @@ RunResult prepare_run(Side& side, Role role) {
     *(side.rx(0) + spec.msg_bytes - 1) = std::byte{0};
   }
   const bool receives = spec.op == Op::kSend &&
-                        (spec.kind == Kind::kLatency || spec.bidirectional || role == Role::kFollower);
+                        (spec.kind == Kind::kLatency || spec.bidirectional || !initiates(spec, role));
   if (receives) {
     RecvRing ring(side);
     auto& posted = side.run_state().rx_posted;
@@ -403,8 +403,8 @@ RunResult run_latency(Side& side, Role role, std::uint64_t iterations, Samples* 
 
 RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const RunLimits& limits) {
   const auto& spec = side.spec();
-  const bool sends = role == Role::kLeader || spec.bidirectional;
-  const bool receives = spec.op == Op::kSend && (role == Role::kFollower || spec.bidirectional);
+  const bool sends = initiates(spec, role);
+  const bool receives = spec.op == Op::kSend && (spec.bidirectional || !sends);
   if (!sends && !receives) return {};
 
   const auto nq = static_cast<std::uint32_t>(side.qps().size());
@@ -588,14 +588,14 @@ std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iteration
   std::uint64_t offset = 0;
   switch (spec.op) {
     case Op::kWrite:
-      receives = spec.kind == Kind::kLatency || role == Role::kFollower || spec.bidirectional;
+      receives = spec.kind == Kind::kLatency || spec.bidirectional || !initiates(spec, role);
       if (spec.kind == Kind::kLatency) n -= 1;  // the last byte is the ping-pong flag
       break;
     case Op::kSend:
-      receives = spec.kind == Kind::kLatency || role == Role::kFollower || spec.bidirectional;
+      receives = spec.kind == Kind::kLatency || spec.bidirectional || !initiates(spec, role);
       if (spec.transport == IBV_QPT_UD) offset = kGrhBytes;
       break;
-    case Op::kRead: receives = role == Role::kLeader || spec.bidirectional; break;
+    case Op::kRead: receives = initiates(spec, role); break;
     default: break;
   }
   if (!receives) return 0;

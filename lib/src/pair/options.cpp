@@ -132,6 +132,7 @@ TestSpec make_spec(const Options& o, Kind kind, Op op, ibv_qp_type transport, st
   s.sl = static_cast<std::uint8_t>(o.sl);
   s.traffic_class = static_cast<std::uint8_t>(o.tos);
   s.rdma_cm = o.rdma_cm && !o.serves();
+  s.reversed = kind == Kind::kBandwidth && o.perftest.reversed && !o.serves();
   return s;
 }
 
@@ -185,6 +186,9 @@ void check_contradictions(const Options& o) {
     throw UsageError(
         "-R with --loopback: rdma_cm resolves the server's address over the fabric; run a server and "
         "a client instead");
+  }
+  if (o.perftest.reversed && o.bidir) {
+    throw UsageError("--reversed and -b contradict each other: -b already sends both ways");
   }
   if (o.rdma_cm && !o.load.empty()) {
     throw UsageError("--load with -R: the load's queue pairs connect without rdma_cm; drop one of them");

@@ -245,8 +245,13 @@ Setup follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOpt
     ch.send(result(seq, ctrl::ResultStatus::kFailed, fmt::format("server: {}", e.what())));
     return {};
   }
+  // What this follower does beyond a plain setup, so that the leader can
+  // tell an older one that ignored it.
+  nlohmann::json extra = nlohmann::json::object();
+  if (acceptor) extra["cm_port"] = acceptor->port();
+  if (spec.reversed) extra["reversed"] = true;
   auto ok = result(seq);
-  if (acceptor) ok.json = nlohmann::json{{"cm_port", acceptor->port()}}.dump();
+  if (!extra.empty()) ok.json = extra.dump();
   ch.send(ok);
   std::string cm_error;
   if (acceptor) {
@@ -463,6 +468,10 @@ void Leader::setup(const TestSpec& spec) {
   try {
     side = std::make_unique<Side>(spec.rdma_cm ? ctx_.rdma_cm() : ctx_, spec, options_.side);
     side->fill_pattern(kLeaderSeed);
+    if (spec.reversed && !setup_reply(r).contains("reversed")) {
+      throw std::runtime_error(fmt::format("the server (fabench {}) does not support --reversed; update it",
+                                           peer_.version.empty() ? "?" : peer_.version));
+    }
     if (spec.rdma_cm) connect_cm(*side, r);
     if (spec.load) {
       // A follower that knows no load ignored the load_* params: it offers the spec's QPs alone.
@@ -500,11 +509,22 @@ void Leader::setup(const TestSpec& spec) {
 
 // -R: our QPs connected through rdma_cm to the port the follower named in
 // its "setup" result, at the address our control connection reaches it.
+nlohmann::json Leader::setup_reply(const ctrl::Result& setup_result) const {
+  if (setup_result.json.empty()) return nlohmann::json::object();
+  try {
+    auto j = nlohmann::json::parse(setup_result.json);
+    if (j.is_object()) return j;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{} answered setup with unreadable json: {}", channel_.describe(), e.what()));
+  }
+  throw std::runtime_error(fmt::format("{} answered setup with json that is not an object", channel_.describe()));
+}
+
 void Leader::connect_cm(Side& side, const ctrl::Result& setup_result) {
   std::optional<std::uint16_t> port;
+  const auto j = setup_reply(setup_result);
   try {
-    const auto j = setup_result.json.empty() ? nlohmann::json{} : nlohmann::json::parse(setup_result.json);
-    if (j.is_object() && j.contains("cm_port")) port = j["cm_port"].get<std::uint16_t>();
+    if (j.contains("cm_port")) port = j["cm_port"].get<std::uint16_t>();
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{} sent an unreadable rdma_cm port: {}", channel_.describe(), e.what()));
   }
@@ -573,7 +593,8 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     // Bidirectional: the follower may still be writing into our buffers when
     // our own sends are done; its result comes after its last completion, so
     // our check waits for it.
-    if (out.mine.ok && !spec.bidirectional) out.mine.wrong += check_payload(*side_, Role::kLeader, iterations);
+    const bool peer_writes_to_us = spec.bidirectional || spec.reversed;
+    if (out.mine.ok && !peer_writes_to_us) out.mine.wrong += check_payload(*side_, Role::kLeader, iterations);
     if (out.mine.peer_lost) {
       // The follower died or fell silent mid-run: there is no view to ask for.
       throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed,
@@ -597,7 +618,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       theirs_error = e.what();
       dead_reason_ = theirs_error;
     }
-    if (out.mine.ok && out.theirs.ok && spec.bidirectional) {
+    if (out.mine.ok && out.theirs.ok && peer_writes_to_us) {
       out.mine.wrong += check_payload(*side_, Role::kLeader, iterations);
     }
     // The load's data: after the follower's result (a bidirectional load has stopped there too).
@@ -610,6 +631,9 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       if (!theirs_error.empty()) text += "; " + theirs_error;
       throw std::runtime_error(text);
     }
+    // --reversed: the follower sent and timed the run; the reports read the
+    // sender's result as "mine" and the receiver's as "theirs".
+    if (spec.reversed) std::swap(out.mine, out.theirs);
     return out;
   } catch (const ctrl::CtrlError& e) {
     dead_reason_ = e.what();

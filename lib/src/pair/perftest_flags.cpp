@@ -58,7 +58,6 @@ constexpr auto kRefused = std::to_array<Refused>({
     {"--use-srq", false, kBoth, "shared receive queues are not supported yet"},
     {"--inline_recv", true, kBoth, "inline receive is not supported yet"},
     {"--recv_post_list", true, kBw, "receive post lists are not supported yet"},
-    {"--reversed", false, kBw, "reversed traffic is not supported yet: run the client on the other host"},
     {"--burst_size", true, kBw, "the rate limiter is not supported yet"},
     {"--typical_pkt_size", true, kBw, "the rate limiter is not supported yet"},
     {"--rate_limit", true, kBw, "the rate limiter is not supported yet"},
@@ -119,6 +118,10 @@ void add_output_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
         ->group("perftest compatibility");
     app.add_flag("--run_infinitely", f.run_infinitely,
                  "Repeat every benchmark until SIGINT/SIGTERM (-D each, default 5)")
+        ->group("perftest compatibility");
+    app.add_flag("--reversed", f.reversed,
+                 "Reverse the traffic: the server writes, sends or reads toward the client; the rates are the "
+                 "server's, timed there")
         ->group("perftest compatibility");
     app.add_option("--wait_destroy", f.wait_destroy_s, "Wait this many seconds before releasing resources")
         ->check(whole_number("--wait_destroy", 0, 3600))

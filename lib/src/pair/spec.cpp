@@ -110,6 +110,7 @@ std::string TestSpec::name() const {
   if (tx_depth != d.tx_depth) n += fmt::format("/tx_depth:{}", tx_depth);
   if (inline_bytes != d.inline_bytes) n += fmt::format("/inline:{}", inline_bytes);
   if (events) n += "/events";
+  if (reversed) n += "/reversed";
   if (rdma_cm) n += "/rdma_cm";
   if (load) n += "/" + load->name();
   return n;
@@ -144,6 +145,7 @@ std::vector<std::pair<std::string, std::string>> TestSpec::to_params() const {
   // Only when set: a follower that knows no rdma_cm sees a plain spec (and
   // sends no cm_port, which the leader reports).
   if (rdma_cm) p.emplace_back("rdma_cm", "1");
+  if (reversed) p.emplace_back("reversed", "1");
   if (load) {
     p.insert(p.end(), {
                           {"load_op", std::string(op_name(load->op))},
@@ -183,6 +185,9 @@ TestSpec TestSpec::from_params(const std::vector<std::pair<std::string, std::str
   s.traffic_class = number<std::uint8_t>(p, "traffic_class");
   if (std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "rdma_cm"; })) {
     s.rdma_cm = number<int>(p, "rdma_cm") != 0;
+  }
+  if (std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "reversed"; })) {
+    s.reversed = number<int>(p, "reversed") != 0;
   }
   const bool has_load = std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "load_op"; });
   if (has_load) {
@@ -312,6 +317,8 @@ std::string validate(const TestSpec& s) {
   // server checks against --max-mem, must not wrap around 2^64 (found by fuzz/pair_spec).
   if (s.region_bytes() > std::numeric_limits<std::uint64_t>::max() / s.qps)
     return fmt::format("-q {} queue pairs of {} B exceed 2^64 bytes of buffers", s.qps, s.region_bytes());
+  if (s.reversed && s.kind == Kind::kLatency) return "--reversed applies to bandwidth only";
+  if (s.reversed && s.bidirectional) return "--reversed and -b contradict each other: -b already sends both ways";
   if (s.rdma_cm && s.load) return "--load with -R: the load's queue pairs connect without rdma_cm; drop one of them";
   if (s.load) return validate_load(s);
   return {};

@@ -20,6 +20,12 @@ namespace fabench::pair {
 
 enum class Role : std::uint8_t { kLeader, kFollower };
 
+// Whether `role` posts the spec's operation (writes, sends, reads): the
+// leader, or the follower with --reversed (bandwidth); both ends with -b.
+[[nodiscard]] inline bool initiates(const TestSpec& spec, Role role) noexcept {
+  return spec.bidirectional || (role == Role::kLeader) != spec.reversed;
+}
+
 // Seeds of the payload pattern each role sends (Side::pattern_byte).
 inline constexpr std::uint8_t kLeaderSeed = 0x11;
 inline constexpr std::uint8_t kFollowerSeed = 0x5a;

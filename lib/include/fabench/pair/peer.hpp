@@ -65,6 +65,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/harness/context.hpp"
@@ -148,6 +150,8 @@ class Leader {
  private:
   void setup(const TestSpec& spec);
   void connect_cm(Side& side, const ctrl::Result& setup_result);
+  // The follower's json beside its setup "ok" (cm_port, reversed): an object, empty when it sent none.
+  [[nodiscard]] nlohmann::json setup_reply(const ctrl::Result& setup_result) const;
   void drop() noexcept;
   RunResult run_loaded(std::uint64_t iterations, harness::Samples* samples, const RunLimits& limits, LoadResult& load);
   void send(const ctrl::Message& msg);

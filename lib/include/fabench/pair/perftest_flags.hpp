@@ -32,6 +32,7 @@ struct PerftestFlags {
   double limit_msgrate = -1;  // -y, Mpps; < 0: none
   bool warm_up = false;       // --perform_warm_up
   bool run_infinitely = false;
+  bool reversed = false;  // --reversed (bandwidth): the server sends, the client receives
   unsigned wait_destroy_s = 0;
   std::string force_link;       // "IB" or "Ethernet": the port must be that
   std::string report_counters;  // -W: counter names, comma-separated (perftest prints their changes per row)

@@ -70,7 +70,9 @@ struct TestSpec {
   std::uint32_t mtu_bytes = 0;  // 0: active MTU of both ports
   std::uint8_t sl = 0;
   std::uint8_t traffic_class = 0;
-  bool rdma_cm = false;  // QPs connected through rdma_cm (-R), not from the exchanged endpoints
+  bool rdma_cm = false;
+  bool reversed = false;  // bandwidth: the follower sends (writes, sends, reads) and times the run  // QPs connected
+                          // through rdma_cm (-R), not from the exchanged endpoints
   // Latency only: streams beside the ping-pong (its resources: load_stream_spec()).
   std::optional<LoadSpec> load;
   // Device, port and GID index are each end's own choice (its Context): not part of a spec.
