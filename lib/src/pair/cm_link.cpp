@@ -149,6 +149,9 @@ CmConnection CmAcceptor::accept(const Side& side, milliseconds timeout) {
                                            ev.describe(), complete, n));
     }
   }
+  // The listener goes first: it must not outlive the channel its events use,
+  // which now goes with the connection.
+  listener_ = verbs::CmId{};
   out.channel = std::move(channel_);
   spdlog::debug("rdma_cm: accepted {} queue pairs on {}", n, where);
   return out;

@@ -41,8 +41,10 @@ class CmAcceptor {
   // Listens for `side`'s QPs on `local` (its port ignored: a free one).
   CmAcceptor(const Side& side, const sockaddr_storage& local);
 
+  // The port it listens on (0 once accept() has returned: the listener is gone).
   [[nodiscard]] std::uint16_t port() const noexcept { return listener_.local_port(); }
-  // Accepts the client's spec.qps connections, within `timeout` in all.
+  // Accepts the client's spec.qps connections, within `timeout` in all; the
+  // connection takes the event channel.
   [[nodiscard]] CmConnection accept(const Side& side, std::chrono::milliseconds timeout);
 
  private:
