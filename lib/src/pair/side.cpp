@@ -101,17 +101,7 @@ Side::Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions&
 }
 
 ibv_qp_init_attr Side::cm_qp_attr() const noexcept {
-  ibv_qp_init_attr a{};
-  a.send_cq = send_cq_.get();
-  a.recv_cq = recv_cq_.get();
-  a.qp_type = spec_.transport;
-  a.sq_sig_all = caps_.sq_sig_all ? 1 : 0;
-  a.cap.max_send_wr = caps_.max_send_wr;
-  a.cap.max_recv_wr = caps_.max_recv_wr;
-  a.cap.max_send_sge = caps_.max_send_sge;
-  a.cap.max_recv_sge = caps_.max_recv_sge;
-  a.cap.max_inline_data = caps_.max_inline_data;
-  return a;
+  return verbs::qp_init_attr(send_cq_, recv_cq_, spec_.transport, caps_);
 }
 
 void Side::adopt_cm(CmConnection cm) {

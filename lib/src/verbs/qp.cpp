@@ -55,9 +55,8 @@ bool qp_type_supports(ibv_qp_type type, ibv_wr_opcode opcode) noexcept {
   }
 }
 
-QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq, const CompletionQueue& recv_cq,
-                     ibv_qp_type type, const QpCaps& caps)
-    : type_(type) {
+ibv_qp_init_attr qp_init_attr(const CompletionQueue& send_cq, const CompletionQueue& recv_cq, ibv_qp_type type,
+                              const QpCaps& caps) noexcept {
   ibv_qp_init_attr init{};
   init.send_cq = send_cq.get();
   init.recv_cq = recv_cq.get();
@@ -68,6 +67,13 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq,
   init.cap.max_send_sge = caps.max_send_sge;
   init.cap.max_recv_sge = caps.max_recv_sge;
   init.cap.max_inline_data = caps.max_inline_data;
+  return init;
+}
+
+QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq, const CompletionQueue& recv_cq,
+                     ibv_qp_type type, const QpCaps& caps)
+    : type_(type) {
+  ibv_qp_init_attr init = qp_init_attr(send_cq, recv_cq, type, caps);
   errno = 0;
   qp_ = ibv_create_qp(pd.get(), &init);
   if (qp_ == nullptr) {

@@ -59,6 +59,11 @@ struct QpConfig {
   unsigned remote_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 };
 
+// What a QP of `type` with `caps` on these CQs is created with (ibv_create_qp,
+// or rdma_cm's rdma_create_qp).
+[[nodiscard]] ibv_qp_init_attr qp_init_attr(const CompletionQueue& send_cq, const CompletionQueue& recv_cq,
+                                            ibv_qp_type type, const QpCaps& caps) noexcept;
+
 [[nodiscard]] std::string qp_type_name(ibv_qp_type type);     // "RC", "UC", "UD"
 [[nodiscard]] std::string qp_state_name(ibv_qp_state state);  // "RESET", "RTS", ...
 
