@@ -50,11 +50,6 @@ rdma_conn_param conn_param(const Side& side, const Hello& hello, std::uint8_t pe
   return p;
 }
 
-// rdma_cm calls return -1 with errno.
-void check(int rc, const char* verb, const std::string& hint) {
-  if (rc != 0) throw verbs::VerbsError(verb, errno != 0 ? errno : EIO, hint);
-}
-
 // The id's QP, created for `side` on the id's device, which must be the Side's.
 ibv_qp_cap create_qp(const Side& side, verbs::CmId& id, const std::string& where) {
   const std::string mine = side.context().device().name();
@@ -129,8 +124,7 @@ CmConnection CmAcceptor::accept(const Side& side, milliseconds timeout) {
       out.caps[q] = create_qp(side, id, "the client");
       const Hello mine{htonl(kMagic), htonl(q)};
       rdma_conn_param p = conn_param(side, mine, peer_initiator, peer_responder);
-      errno = 0;
-      check(rdma_accept(id.get(), &p), "rdma_accept", fmt::format("queue pair {} on {}", q, where));
+      id.accept(p, fmt::format("queue pair {} on {}", q, where));
       out.ids[q] = std::move(id);
       if (is_ud(side)) {  // SIDR: no ESTABLISHED on this side
         done[q] = true;
@@ -173,8 +167,7 @@ CmConnection cm_connect(const Side& side, const sockaddr_storage& local, const s
     out.caps[q] = create_qp(side, id, where);
     const Hello hello{htonl(kMagic), htonl(q)};
     rdma_conn_param p = conn_param(side, hello);
-    errno = 0;
-    check(rdma_connect(id.get(), &p), "rdma_connect", fmt::format("queue pair {} to {}", q, where));
+    id.connect(p, fmt::format("queue pair {} to {}", q, where));
     const verbs::CmEvent ev = out.channel->next(
         Clock::now() + timeout, fmt::format("connecting queue pair {} to {} through rdma_cm", q, where));
     if (ev.id() != id.get() || ev.type() != RDMA_CM_EVENT_ESTABLISHED) {

@@ -246,6 +246,16 @@ void CmId::set_ack_timeout(std::uint8_t timeout) {
            "rdma_set_option(ACK_TIMEOUT)");
 }
 
+void CmId::connect(rdma_conn_param& param, std::string_view what) {
+  errno = 0;
+  check_cm(rdma_connect(id_, &param), "rdma_connect", what);
+}
+
+void CmId::accept(rdma_conn_param& param, std::string_view what) {
+  errno = 0;
+  check_cm(rdma_accept(id_, &param), "rdma_accept", what);
+}
+
 void CmId::set_tos(std::uint8_t tos) {
   errno = 0;
   check_cm(rdma_set_option(id_, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos), "rdma_set_option(TOS)");

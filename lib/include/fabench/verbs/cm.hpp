@@ -102,6 +102,10 @@ class CmId {
   // rdma_set_option: the ACK timeout (4.096 us * 2^timeout, RC) and the type
   // of service (before route resolution) of this id's connection.
   void set_ack_timeout(std::uint8_t timeout);
+  // rdma_connect (active) / rdma_accept (passive) with `param`; throws
+  // VerbsError with `what` (which connection) as its hint.
+  void connect(rdma_conn_param& param, std::string_view what);
+  void accept(rdma_conn_param& param, std::string_view what);
   void set_tos(std::uint8_t tos);
 
  private:
