@@ -19,8 +19,18 @@ SLURM_UP_TIMEOUT_S=${SLURM_UP_TIMEOUT_S:-60}
 
 _slurm_say() { echo "slurm_common: $*" >&2; }
 
+# _slurm_pid PIDFILE: the pid the file names, or nothing (a daemon removes its
+# pid file as it exits, so the file may vanish between any test and a read).
+# Not $(<FILE): under set -e, bash exits the whole script, silently and even
+# inside an || list, when $(<FILE) cannot open FILE.
+_slurm_pid() { cat "$1" 2>/dev/null || true; }
+
 # _slurm_alive PIDFILE: the process the pid file names is running.
-_slurm_alive() { [[ -s $1 ]] && kill -0 "$(<"$1")" 2>/dev/null; }
+_slurm_alive() {
+  local pid
+  pid=$(_slurm_pid "$1")
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+}
 
 _slurm_logs() {
   local f
@@ -163,13 +173,14 @@ slurm_up() {
 }
 
 slurm_down() {
-  local f i
+  local f i pid
   scancel --full --quiet --user=root 2>/dev/null || true
   for f in /run/slurmd.pid /run/slurmctld.pid /run/munge/munged.pid; do
-    _slurm_alive "$f" || continue
-    kill "$(<"$f")" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do _slurm_alive "$f" || break; sleep 0.1; done
-    _slurm_alive "$f" && kill -9 "$(<"$f")" 2>/dev/null
+    pid=$(_slurm_pid "$f")
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || continue
+    kill "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
     rm -f "$f"
   done
   return 0
