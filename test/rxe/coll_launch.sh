@@ -36,13 +36,14 @@ if full_matrix; then
   run_launch 8 bf16 4,12,1028,256K
 fi
 
-# mpirun: rank and size from OMPI_COMM_WORLD_*.
+# mpirun: rank and size from OMPI_COMM_WORLD_*. One type per launcher below
+# (bf16 here, f32 under srun): every type already ran under fabench-launch.
 rc=0
 timeout 600 mpirun --allow-run-as-root --oversubscribe -np 4 -x MASTER_PORT=18741 \
-  "$COLL" -d "$DEV0,$DEV1" "${ALL[@]}" --dtype f32,bf16 -s "$SIZES" -n 3 --timeout 20 \
+  "$COLL" -d "$DEV0,$DEV1" "${ALL[@]}" --dtype bf16 -s "$SIZES" -n 3 --timeout 20 \
   --benchmark_format=json >"$WORK/mpi.json" 2>"$WORK/mpi.err" || rc=$?
 ((rc == 0)) || { tail -20 "$WORK/mpi.err"; fail "mpirun -np 4 exited $rc"; }
-check_coll_json "$WORK/mpi.json" $((per_size * 2 * 4)) || fail "mpirun -np 4: results"
+check_coll_json "$WORK/mpi.json" $((per_size * 4)) || fail "mpirun -np 4: results"
 grep -q '"launcher": "Open MPI' "$WORK/mpi.json" || fail "mpirun: the context does not name Open MPI as the launcher"
 ok "mpirun -np 4: every benchmark correct; launcher recorded as Open MPI"
 

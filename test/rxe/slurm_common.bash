@@ -177,7 +177,7 @@ slurm_down() {
   scancel --full --quiet --user=root 2>/dev/null || true
   for f in /run/slurmd.pid /run/slurmctld.pid /run/munge/munged.pid; do
     pid=$(_slurm_pid "$f")
-    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || continue
+    if [[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null; then continue; fi
     kill "$pid" 2>/dev/null || true
     for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
