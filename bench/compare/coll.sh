@@ -31,12 +31,14 @@ Usage: bench/compare/$prog [OPTIONS]   (inside tools/softroce-vm --wire)
   --budget S         mpi_coll: seconds per size; fewer calls when N would take longer (default 1)
   --run-timeout S    kill one mpirun after S seconds (default 300)
   --out DIR          keep raw outputs there (default \$FABENCH_OUT/coll or a temp dir)
+  --report FILE,...  run nothing: print the tables from results.tsv files of earlier runs
+                     (their rows together: one run's pair 1 and another's count as 2 pairs)
 Exit status: 0 when every run finished with no wrong element, 1 otherwise.
 EOF
 }
 
 ranks_list=4 sizes=4K..4M factor=4 pairs=2 mpi_list=ucx build=$root/build/default
-fabench_args="" iters=20 budget=1 run_timeout=300 out=""
+fabench_args="" iters=20 budget=1 run_timeout=300 out="" report=""
 while (($#)); do
   case $1 in
     --ranks) ranks_list=$2; shift ;;
@@ -50,6 +52,7 @@ while (($#)); do
     --budget) budget=$2; shift ;;
     --run-timeout) run_timeout=$2; shift ;;
     --out) out=$2; shift ;;
+    --report) report=$2; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "$prog: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -64,6 +67,85 @@ for t in "${mpi_arr[@]}"; do
   [[ $t == ucx || $t == tcp ]] || { echo "$prog: error: --mpi: '$t' is neither ucx nor tcp" >&2; exit 2; }
 done
 
+# Debian's interpreter: a pyenv shim in PATH costs ~20 s per start under emulation.
+PY=$(command -v /usr/bin/python3 || command -v python3)
+
+# print_table RESULTS HAVE_FABENCH MPI_LIST PAIRS: median over pairs with the
+# min..max spread, per size.
+print_table() {
+  "$PY" - "$@" <<'EOF'
+import collections, statistics, sys
+path, have_fabench, mpi_list, pairs = sys.argv[1], sys.argv[2] == "1", sys.argv[3].split(","), sys.argv[4]
+cells = collections.defaultdict(list)   # (coll, ranks, column, bytes) -> [busbw]
+wrong = collections.defaultdict(int)
+link = []
+for line in open(path):
+    pair, source, algo, coll, n, size, busbw, bad = line.rstrip("\n").split("\t")
+    if source == "ib_write_bw":
+        link.append(float(busbw)); continue
+    col = source if source.startswith("mpi") else "fabench " + algo
+    key = (coll, n, col, int(size))
+    cells[key].append(float(busbw)); wrong[key] += int(bad)
+def fmt(v): return "%.3g" % v if v >= 0.01 else "%.2g" % v
+def med(xs): return statistics.median(xs)
+def cell(key):
+    xs = cells.get(key)
+    if not xs: return "-"
+    s = fmt(med(xs)) + (" [%s..%s]" % (fmt(min(xs)), fmt(max(xs))) if len(xs) > 1 else "")
+    return s + (" **wrong %d**" % wrong[key] if wrong[key] else "")
+link_med = med(link) if link else None
+print()
+over = "%s pair(s)" % pairs if pairs.isdigit() else pairs
+print("busbw in GB/s (1e9 B/s), median over %s [min..max]; nccl-tests' busbw." % over)
+if link:
+    print("Link ceiling: ib_write_bw rxe0 -> rxe1, 64 MiB, %s GB/s [%s..%s] (%s Gb/s)."
+          % (fmt(link_med), fmt(min(link)), fmt(max(link)), fmt(link_med * 8)))
+else:
+    print("Link ceiling: ib_write_bw gave no result.")
+if not have_fabench:
+    print("fabench-coll: not built, so only MPI and ib_write_bw are reported.")
+groups = sorted({(k[0], k[1]) for k in cells}, key=lambda g: (g[0], int(g[1]) if g[1].isdigit() else 0))
+for coll, n in groups:
+    keys = [k for k in cells if k[0] == coll and k[1] == n]
+    present = {k[2] for k in keys}
+    mpis = [c for c in ("mpi-" + t for t in mpi_list) if c in present]  # --mpi's order: the first is the reference
+    fabs = sorted(c for c in present if c.startswith("fabench"))
+    cols = mpis + fabs
+    ref = next((c for c in ("fabench ring", "fabench pairwise") if c in fabs), fabs[0] if fabs else None)
+    head = ["bytes"] + [c.replace("mpi-", "MPI ") for c in cols]
+    if fabs and mpis: head.append("best fabench / %s" % mpis[0].replace("mpi-", "MPI "))
+    if ref and link: head.append("%s / ib_write_bw" % ref.replace("fabench ", ""))
+    if mpis and link: head.append("%s / ib_write_bw" % mpis[0].replace("mpi-", "MPI "))
+    print("\n### %s, %s ranks\n" % (coll, n))
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for size in sorted({k[3] for k in keys}):
+        get = lambda c: cells.get((coll, n, c, size))
+        row = [str(size)] + [cell((coll, n, c, size)) for c in cols]
+        if fabs and mpis:
+            best = max(((med(get(c)), c) for c in fabs if get(c)), default=None)
+            m = get(mpis[0])
+            row.append("%.3gx (%s)" % (best[0] / med(m), best[1].replace("fabench ", "")) if best and m else "-")
+        if ref and link:
+            row.append("%.3g" % (med(get(ref)) / link_med) if get(ref) else "-")
+        if mpis and link:
+            row.append("%.3g" % (med(get(mpis[0])) / link_med) if get(mpis[0]) else "-")
+        print("| " + " | ".join(row) + " |")
+EOF
+}
+
+if [[ -n $report ]]; then
+  IFS=, read -r -a report_files <<<"$report"
+  rows=$(mktemp /tmp/fabench-coll-report.XXXXXX)
+  trap 'rm -f "$rows"' EXIT
+  for f in "${report_files[@]}"; do
+    [[ -r $f ]] || { echo "$prog: error: --report: cannot read $f" >&2; exit 2; }
+    cat "$f" >>"$rows"
+  done
+  print_table "$rows" 1 "$mpi_list" "the pairs of the given runs that measured each cell"
+  exit 0
+fi
+
 dev0=${FABENCH_RXE_DEV0:-rxe0} dev1=${FABENCH_RXE_DEV1:-rxe1}
 ip1=${FABENCH_RXE_IP1:-10.50.0.2}
 for d in "$dev0" "$dev1"; do
@@ -75,8 +157,6 @@ done
 for c in mpicc mpirun ib_write_bw; do
   command -v $c >/dev/null || { echo "$prog: error: $c not installed (on the host: tools/install-deps)" >&2; exit 1; }
 done
-# Debian's interpreter: a pyenv shim in PATH costs ~20 s per start under emulation.
-PY=$(command -v /usr/bin/python3 || command -v python3)
 
 tmp=$(mktemp -d /tmp/fabench-coll.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -111,10 +191,13 @@ mpirun_base=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 # MPI transports (see docs/mpi-over-rxe.md). ucx: RC over the rxe devices,
 # UD only for wire-up; UD's destination-GID check must be off on rxe (it
 # drops every UD packet otherwise, and UD endpoints time out). No sm/posix/cma.
+# RC timeout 10 s instead of UCX's 1 s: with 64 MiB messages (16 MiB at 8
+# ranks) on the emulated guest's 2 vCPUs, an ACK can take longer than 1 s, and
+# the QP failed with a flushed send ("Work Request Flushed Error").
 mpi_args() {
   case $1 in
     ucx) echo "--mca pml ucx --mca osc ucx --mca btl self -x UCX_TLS=rc_verbs,ud_verbs,self" \
-      "-x UCX_IB_GID_INDEX=1 -x UCX_UD_VERBS_ETH_DGID_CHECK=n" ;;
+      "-x UCX_IB_GID_INDEX=1 -x UCX_UD_VERBS_ETH_DGID_CHECK=n -x UCX_RC_VERBS_TIMEOUT=10s" ;;
     tcp) echo "--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include veth0,veth1" ;;
   esac
 }
@@ -215,65 +298,7 @@ for ((p = 1; p <= pairs; p++)); do
   run_link "$p"
 done
 
-# The table: median over pairs with the min..max spread, per size.
-"$PY" - "$results" "$have_fabench" "$mpi_list" "$pairs" <<'EOF'
-import collections, statistics, sys
-path, have_fabench, mpi_list, pairs = sys.argv[1], sys.argv[2] == "1", sys.argv[3].split(","), sys.argv[4]
-cells = collections.defaultdict(list)   # (coll, ranks, column, bytes) -> [busbw]
-wrong = collections.defaultdict(int)
-link = []
-for line in open(path):
-    pair, source, algo, coll, n, size, busbw, bad = line.rstrip("\n").split("\t")
-    if source == "ib_write_bw":
-        link.append(float(busbw)); continue
-    col = source if source.startswith("mpi") else "fabench " + algo
-    key = (coll, n, col, int(size))
-    cells[key].append(float(busbw)); wrong[key] += int(bad)
-def fmt(v): return "%.3g" % v if v >= 0.01 else "%.2g" % v
-def med(xs): return statistics.median(xs)
-def cell(key):
-    xs = cells.get(key)
-    if not xs: return "-"
-    s = fmt(med(xs)) + (" [%s..%s]" % (fmt(min(xs)), fmt(max(xs))) if len(xs) > 1 else "")
-    return s + (" **wrong %d**" % wrong[key] if wrong[key] else "")
-link_med = med(link) if link else None
-print()
-print("busbw in GB/s (1e9 B/s), median over %s pair(s) [min..max]; nccl-tests' busbw." % pairs)
-if link:
-    print("Link ceiling: ib_write_bw rxe0 -> rxe1, 64 MiB, %s GB/s [%s..%s] (%s Gb/s)."
-          % (fmt(link_med), fmt(min(link)), fmt(max(link)), fmt(link_med * 8)))
-else:
-    print("Link ceiling: ib_write_bw gave no result.")
-if not have_fabench:
-    print("fabench-coll: not built, so only MPI and ib_write_bw are reported.")
-groups = sorted({(k[0], k[1]) for k in cells}, key=lambda g: (g[0], int(g[1]) if g[1].isdigit() else 0))
-for coll, n in groups:
-    keys = [k for k in cells if k[0] == coll and k[1] == n]
-    present = {k[2] for k in keys}
-    mpis = [c for c in ("mpi-" + t for t in mpi_list) if c in present]  # --mpi's order: the first is the reference
-    fabs = sorted(c for c in present if c.startswith("fabench"))
-    cols = mpis + fabs
-    ref = next((c for c in ("fabench ring", "fabench pairwise") if c in fabs), fabs[0] if fabs else None)
-    head = ["bytes"] + [c.replace("mpi-", "MPI ") for c in cols]
-    if fabs and mpis: head.append("best fabench / %s" % mpis[0].replace("mpi-", "MPI "))
-    if ref and link: head.append("%s / ib_write_bw" % ref.replace("fabench ", ""))
-    if mpis and link: head.append("%s / ib_write_bw" % mpis[0].replace("mpi-", "MPI "))
-    print("\n### %s, %s ranks\n" % (coll, n))
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for size in sorted({k[3] for k in keys}):
-        get = lambda c: cells.get((coll, n, c, size))
-        row = [str(size)] + [cell((coll, n, c, size)) for c in cols]
-        if fabs and mpis:
-            best = max(((med(get(c)), c) for c in fabs if get(c)), default=None)
-            m = get(mpis[0])
-            row.append("%.3gx (%s)" % (best[0] / med(m), best[1].replace("fabench ", "")) if best and m else "-")
-        if ref and link:
-            row.append("%.3g" % (med(get(ref)) / link_med) if get(ref) else "-")
-        if mpis and link:
-            row.append("%.3g" % (med(get(mpis[0])) / link_med) if get(mpis[0]) else "-")
-        print("| " + " | ".join(row) + " |")
-EOF
+print_table "$results" "$have_fabench" "$mpi_list" "$pairs"
 echo
 echo "$prog: raw outputs in $out; $((SECONDS - t_start)) s in all; $failures failed run(s)"
 total_wrong=$(awk -F'\t' '{ s += $8 } END { print s + 0 }' "$results")

@@ -24,11 +24,12 @@ Usage: bench/compare/$prog [OPTIONS]   (inside tools/softroce-vm --wire)
   --max-wr-bytes B largest WR of the efficiency run (default 64M: on rxe under
                    emulation one 671 MB write made no progress for 120 s)
   --skip-efficiency  only the WR rate
+  --kv-args S      extra arguments for fabench-kv in the WR-rate runs (e.g. "--spin 0")
   --build DIR      fabench build dir (default $root/build/default)
   --out DIR        keep raw outputs there (default \$FABENCH_OUT/kv or a temp dir)
 EOF
 }
-pairs=3 wrs=32768 model=llama-3.1-70b isl=4096 eff=1 max_wr=64M build=$root/build/default out=""
+pairs=3 wrs=32768 model=llama-3.1-70b isl=4096 eff=1 max_wr=64M build=$root/build/default out="" kv_args=""
 while (($#)); do
   case $1 in
     --pairs) pairs=$2; shift ;;
@@ -36,6 +37,7 @@ while (($#)); do
     --model) model=$2; shift ;;
     --isl) isl=$2; shift ;;
     --skip-efficiency) eff=0 ;;
+    --kv-args) kv_args=$2; shift ;;
     --max-wr-bytes) max_wr=$2; shift ;;
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
@@ -71,11 +73,12 @@ for b in doc["benchmarks"]:
 PY
 fi
 
-echo "== WR rate at 4 KiB: fabench-kv --wr-sweep vs ib_write_bw, $pairs pairs of $wrs WRs =="
+echo "== WR rate at 4 KiB: fabench-kv --wr-sweep${kv_args:+ $kv_args} vs ib_write_bw, $pairs pairs of $wrs WRs =="
 isl_rate=$((wrs * 4096 / 131072))  # llama-3.1-8b: 131072 B/token
 for p in $(seq "$pairs"); do
+  # shellcheck disable=SC2086 # kv_args: split into words on purpose
   "$LAUNCH" -n 2 --timeout 600 -- "$KV" -d rxe0,rxe1 -x 1 --timeout 60 --model llama-3.1-8b --isl "$isl_rate" \
-    --wr-sweep -b 4K -e 4K --signal 16 -n 1 \
+    --wr-sweep -b 4K -e 4K --signal 16 -n 1 $kv_args \
     --benchmark_out="$out/kv-rate-$p.json" --benchmark_out_format=json >"$out/kv-rate-$p.out" 2>&1 ||
     { tail -20 "$out/kv-rate-$p.out"; echo "$prog: fabench-kv run $p failed" >&2; exit 1; }
   timeout 300 ib_write_bw -d rxe1 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$p.out" 2>&1 &
