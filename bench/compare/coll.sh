@@ -237,7 +237,7 @@ run_fabench() {  # PAIR N
   rm -rf "$log.ranks"
   # shellcheck disable=SC2086
   timeout "$run_timeout" "${mpirun_base[@]}" -np "$n" --output-filename "$log.ranks" -x MASTER_PORT="$port" \
-    "$tmp/rankdev.sh" fabench "$fabench_bin" --coll allreduce,alltoall --algo ring,rhd,oneshot,auto \
+    "$tmp/rankdev.sh" fabench "$fabench_bin" --coll allreduce,alltoall --algo ring,rhd,oneshot,rd,auto \
     -b "$smin" -e "$smax" -f "$factor" --dtype f32 --benchmark_format=json $fabench_args \
     >"$log.out" 2>"$log.err" || rc=$?
   local json=$log.ranks/1/rank.0/stdout

@@ -8,11 +8,11 @@
 # outputs are bitwise identical across ranks (counted in wrong).
 source "$(dirname "$0")/coll_common.bash"
 source "$(dirname "$0")/slurm_common.bash"
-ALL=(--coll allreduce,allgather,reducescatter,alltoall --algo ring,rhd,oneshot,auto --a2a-algo pairwise,allatonce)
+ALL=(--coll allreduce,allgather,reducescatter,alltoall --algo ring,rhd,oneshot,rd,auto --a2a-algo pairwise,allatonce)
 # Buffer bytes: f32 1 element (4), 3 elements (12), 257 elements (1028), 2 MiB.
 SIZES=4,12,1028,2M
-# per collective x type x size: allreduce 4 algorithms, allgather 1, reducescatter 1, alltoall 2
-per_size=8
+# per collective x type x size: allreduce 5 algorithms, allgather 1, reducescatter 1, alltoall 2
+per_size=9
 
 run_launch() {
   local n=$1 dtypes=$2 sizes=$3

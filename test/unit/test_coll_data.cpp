@@ -170,3 +170,17 @@ TEST_CASE("coll: random data is not exactly summable: order changes the result",
   reduce(DType::kF32, ReduceOp::kSum, zy_x.data(), x.data(), count);
   CHECK(count_wrong(DType::kF32, xy_z.data(), zy_x.data(), count) > 10);
 }
+
+TEST_CASE("coll: random data has zeros of both signs, so min and max depend on operand order", "[coll][data]") {
+  const std::uint64_t count = 256;
+  std::vector<std::byte> x(count * 4);
+  std::vector<std::byte> y(count * 4);
+  fill_random(DType::kF32, 0, x.data(), count, 1);
+  fill_random(DType::kF32, 1, y.data(), count, 1);
+  std::vector<std::byte> xy = x;
+  reduce(DType::kF32, ReduceOp::kMin, xy.data(), y.data(), count);
+  std::vector<std::byte> yx = y;
+  reduce(DType::kF32, ReduceOp::kMin, yx.data(), x.data(), count);
+  // Both x and y zero at an element (1 in 64) with different signs (half of those): a few.
+  CHECK(count_wrong(DType::kF32, xy.data(), yx.data(), count) > 0);
+}

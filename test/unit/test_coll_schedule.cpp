@@ -17,11 +17,12 @@ TEST_CASE("coll: collective and algorithm names parse and print both ways", "[co
     CHECK(parse_collective(collective_name(c)) == c);
   }
   for (auto a : {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling, Algorithm::kOneShot, Algorithm::kPairwise,
-                 Algorithm::kAllAtOnce}) {
+                 Algorithm::kAllAtOnce, Algorithm::kRecursiveDoubling}) {
     CHECK(parse_algorithm(algorithm_name(a)) == a);
   }
   CHECK(collective_name(Collective::kReduceScatter) == "reducescatter");
   CHECK(algorithm_name(Algorithm::kRecursiveHalvingDoubling) == "rhd");
+  CHECK(algorithm_name(Algorithm::kRecursiveDoubling) == "rd");
   CHECK(parse_collective("all_reduce") == std::nullopt);
   CHECK(parse_collective("AllReduce") == std::nullopt);
   CHECK(parse_collective("") == std::nullopt);
@@ -36,7 +37,9 @@ TEST_CASE("coll: unsupported combinations and bad parameters throw with the reas
   CHECK_THROWS_WITH(build_schedule(Collective::kAllGather, Algorithm::kOneShot, 4, 0, 16, 4),
                     Contains("(supported: ring)"));
   CHECK_THROWS_WITH(build_schedule(Collective::kAllReduce, Algorithm::kPairwise, 4, 0, 16, 4),
-                    Contains("supported: ring, rhd, oneshot"));
+                    Contains("supported: ring, rhd, oneshot, rd"));
+  CHECK_THROWS_WITH(build_schedule(Collective::kAllGather, Algorithm::kRecursiveDoubling, 4, 0, 16, 4),
+                    Contains("rd is not an algorithm for allgather"));
   CHECK_THROWS_WITH(build_schedule(Collective::kAllReduce, Algorithm::kRing, 4, 4, 16, 4),
                     Contains("rank 4 is not below nranks 4"));
   CHECK_THROWS_AS(build_schedule(Collective::kAllReduce, Algorithm::kRing, 0, 0, 16, 4), std::invalid_argument);
@@ -88,6 +91,13 @@ TEST_CASE("coll: scratch per rank", "[coll]") {
   CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveHalvingDoubling, 8, 10, 2) == (5 + 3 + 2) * 2);
   // One-shot: a whole vector from every other rank.
   CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kOneShot, 3, 5, 4) == 2 * 5 * 4);
+  // Recursive doubling: fold area (n not a power of two), a slot per level, one more vector
+  // from two levels on.
+  CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 2, 10, 4) == 1 * 10 * 4);
+  CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 3, 10, 4) == 2 * 10 * 4);
+  CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 4, 10, 4) == 3 * 10 * 4);
+  CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 6, 10, 2) == 4 * 10 * 2);
+  CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 8, 10, 2) == 4 * 10 * 2);
   CHECK(scratch_bytes(Collective::kAllGather, Algorithm::kRing, 8, 64, 4) == 0);
   CHECK(scratch_bytes(Collective::kAllToAll, Algorithm::kPairwise, 8, 64, 4) == 0);
   CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kOneShot, 1, 64, 4) == 0);
@@ -159,6 +169,8 @@ TEST_CASE("coll: step counts are the same on every rank and as the algorithms pr
       CHECK(build_schedule(Collective::kAllReduce, Algorithm::kRing, n, r, 100, 4, {3}).num_steps() == 2 * (n - 1) + 2);
       CHECK(build_schedule(Collective::kAllReduce, Algorithm::kRecursiveHalvingDoubling, n, r, 100, 4).num_steps() ==
             2 * levels + (pow2 ? 0 : 2));
+      CHECK(build_schedule(Collective::kAllReduce, Algorithm::kRecursiveDoubling, n, r, 100, 4).num_steps() ==
+            levels + (pow2 ? 0 : 2));
       CHECK(build_schedule(Collective::kAllReduce, Algorithm::kOneShot, n, r, 100, 4).num_steps() == 1);
       CHECK(build_schedule(Collective::kAllGather, Algorithm::kRing, n, r, 100, 4).num_steps() == n - 1);
       CHECK(build_schedule(Collective::kAllToAll, Algorithm::kPairwise, n, r, 100, 4).num_steps() == n - 1);
@@ -190,7 +202,8 @@ TEST_CASE("coll: pairwise all-to-all pairs by xor for a power of two, by shift o
 
 TEST_CASE("coll: zero-byte transfers do not exist: count below nranks leaves empty blocks out", "[coll]") {
   for (std::uint32_t r = 0; r < 8; ++r) {
-    for (auto a : {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling, Algorithm::kOneShot}) {
+    for (auto a :
+         {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling, Algorithm::kOneShot, Algorithm::kRecursiveDoubling}) {
       const Schedule s = build_schedule(Collective::kAllReduce, a, 8, r, 3, 4);
       for (const Transfer& t : s.writes) CHECK(t.bytes > 0);
       for (const LocalOp& o : s.ops) CHECK(o.bytes > 0);
@@ -229,6 +242,11 @@ TEST_CASE("coll: wire bytes: ring all-reduce moves 2(n-1)/n S per rank, the othe
       if ((n & (n - 1)) == 0) {
         CHECK(wire_bytes(build_schedule(Collective::kAllReduce, Algorithm::kRecursiveHalvingDoubling, n, r, count,
                                         4)) == 2 * (n - 1) * s / n);
+        // Recursive doubling: the whole vector once per level.
+        std::uint64_t levels = 0;
+        while ((2u << levels) <= n) ++levels;
+        CHECK(wire_bytes(build_schedule(Collective::kAllReduce, Algorithm::kRecursiveDoubling, n, r, count, 4)) ==
+              levels * s);
       }
     }
   }

@@ -100,6 +100,11 @@ TEST_CASE("coll: recursive halving-doubling all-reduce is exact for 1..64 ranks 
   sweep(Collective::kAllReduce, Algorithm::kRecursiveHalvingDoubling, kLargeRanks, true);
 }
 
+TEST_CASE("coll: recursive doubling all-reduce is exact for 1..64 ranks and up to 1024", "[coll][sim]") {
+  sweep(Collective::kAllReduce, Algorithm::kRecursiveDoubling, small_ranks(), false);
+  sweep(Collective::kAllReduce, Algorithm::kRecursiveDoubling, kLargeRanks, true);
+}
+
 TEST_CASE("coll: one-shot all-reduce is exact for 1..64 ranks and up to 1024", "[coll][sim]") {
   sweep(Collective::kAllReduce, Algorithm::kOneShot, small_ranks(), false);
   // (n-1) x count of scratch per rank: keep the count small at large n.
@@ -137,7 +142,8 @@ TEST_CASE("coll: all-at-once all-to-all is exact for 1..64 ranks and up to 1024"
 TEST_CASE("coll: every type and reduction is exact through every all-reduce algorithm", "[coll][sim]") {
   for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
-      for (Algorithm a : {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling, Algorithm::kOneShot}) {
+      for (Algorithm a : {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling, Algorithm::kOneShot,
+                          Algorithm::kRecursiveDoubling}) {
         for (std::uint32_t n : {2u, 3u, 6u, 8u, 13u, 37u, 100u}) {
           SimConfig cfg;
           cfg.algorithm = a;
@@ -168,17 +174,21 @@ TEST_CASE("coll: every type and reduction is exact through every all-reduce algo
 
 TEST_CASE("coll: inexact data still gives bitwise identical all-reduce results on every rank", "[coll][sim]") {
   for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
-    for (Algorithm a : {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling, Algorithm::kOneShot}) {
-      for (std::uint32_t n : {2u, 3u, 5u, 8u, 12u, 33u, 64u, 255u}) {
-        SimConfig cfg;
-        cfg.algorithm = a;
-        cfg.nranks = n;
-        cfg.count = a == Algorithm::kOneShot && n > 64 ? 9 : 7ull * n + 5;
-        cfg.run.dtype = t;
-        cfg.run.data = SimData::kRandom;
-        cfg.run.seed = n;
-        if (a == Algorithm::kRing) cfg.options.pipeline_chunks = 3;
-        check_sim(cfg);
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
+      for (Algorithm a : {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling, Algorithm::kOneShot,
+                          Algorithm::kRecursiveDoubling}) {
+        for (std::uint32_t n : {2u, 3u, 5u, 8u, 12u, 33u, 64u, 255u}) {
+          SimConfig cfg;
+          cfg.algorithm = a;
+          cfg.nranks = n;
+          cfg.count = a == Algorithm::kOneShot && n > 64 ? 9 : 7ull * n + 5;
+          cfg.run.dtype = t;
+          cfg.run.op = op;
+          cfg.run.data = SimData::kRandom;
+          cfg.run.seed = n;
+          if (a == Algorithm::kRing) cfg.options.pipeline_chunks = 3;
+          check_sim(cfg);
+        }
       }
     }
   }

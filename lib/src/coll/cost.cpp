@@ -24,7 +24,8 @@ double all_reduce(Algorithm a, std::uint32_t nranks, const Terms& t) {
   switch (a) {
     case Algorithm::kRing: return t.steps(2.0 * (t.n - 1.0)) + t.wire(2.0 * f * t.s) + t.math(f * t.s);
     case Algorithm::kOneShot: return t.steps(1.0) + t.wire((t.n - 1.0) * t.s) + t.math((t.n - 1.0) * t.s);
-    case Algorithm::kRecursiveHalvingDoubling: {
+    case Algorithm::kRecursiveHalvingDoubling:
+    case Algorithm::kRecursiveDoubling: {
       std::uint32_t pow2 = 1;
       double levels = 0.0;
       while (pow2 * 2u <= nranks) {
@@ -32,7 +33,9 @@ double all_reduce(Algorithm a, std::uint32_t nranks, const Terms& t) {
         levels += 1.0;
       }
       const double fp = (pow2 - 1.0) / pow2;
-      double secs = t.steps(2.0 * levels) + t.wire(2.0 * fp * t.s) + t.math(fp * t.s);
+      double secs = a == Algorithm::kRecursiveDoubling
+                        ? t.steps(levels) + t.wire(levels * t.s) + t.math(levels * t.s)
+                        : t.steps(2.0 * levels) + t.wire(2.0 * fp * t.s) + t.math(fp * t.s);
       if (pow2 != nranks) secs += t.steps(2.0) + t.wire(2.0 * t.s) + t.math(t.s);
       return secs;
     }

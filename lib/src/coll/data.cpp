@@ -117,11 +117,14 @@ void fill_random(DType t, std::uint32_t rank, std::byte* buf, std::uint64_t coun
   const std::uint64_t base = mix(mix(seed) ^ (static_cast<std::uint64_t>(rank) + 0x51ed27ull));
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t h = mix(base ^ i);
-    // Significand in [1, 2) from 23 random bits, exponent -7..-1, random sign.
+    // Significand in [1, 2) from 23 random bits, exponent -7..-1, random sign; one element in
+    // eight a zero of random sign (min and max of +0 and -0 depend on the operands' order).
     const float significand = 1.0f + static_cast<float>(h & 0x7fffffu) * 0x1p-23f;
     const int exponent = -1 - static_cast<int>((h >> 23) % 7);
-    const float v = ((h >> 40) & 1u) != 0 ? -significand : significand;
-    store_element(t, buf + i * size, std::ldexp(v, exponent));
+    const bool negative = ((h >> 40) & 1u) != 0;
+    const bool zero = ((h >> 44) & 7u) == 0;
+    const float v = zero ? 0.0f : std::ldexp(significand, exponent);
+    store_element(t, buf + i * size, negative ? -v : v);
   }
 }
 

@@ -11,6 +11,16 @@
 // current partial to its partner's slot i and adds its own partial of the kept half into slot i,
 // which the partner filled. After log2 p levels core rank nu holds block nu, reduced once, then
 // copied to output; doubling level i (mask 2^i) exchanges the 2^i blocks each side has.
+//
+// Recursive doubling all-reduce (build_rd_all_reduce): the same fold and core ranks, then log2 p
+// levels (mask 1 up to p/2) in which partners exchange their whole partial vector and both reduce
+// it: log2 p steps instead of 2 log2 p, log2 p vectors on the wire instead of about 2, so it is the
+// one for small messages, where a step costs more than its bytes. Both partners compute
+// lower op upper (lower: the partner whose nu lacks the mask bit), so the ranks' results are
+// bitwise identical whatever the reduction. Scratch: the fold area, then landing slot R_i per
+// level, then one vector X. Level i's result goes to D_i: X for i = 0, R_(i-1) for the middle
+// levels (landed and read one step earlier), output for the last; neither D_i is what the level's
+// write reads (rule C), and every landing slot is written by one transfer only (rule A).
 #include "fabench/coll/builder.hpp"
 
 namespace fabench::coll {
@@ -108,6 +118,18 @@ void doubling(ScheduleBuilder& b, const Rhd& g, std::size_t first_step) {
   }
 }
 
+// Recursive doubling's scratch: the fold area, landing slot i, and X after the last slot.
+Region rd_slot(const Rhd& g, std::uint32_t i) {
+  return {Buf::kScratch, (g.folds() ? g.vector_bytes() : 0) + std::uint64_t{i} * g.vector_bytes()};
+}
+
+// Where level i's result goes (see the top of the file).
+Region rd_result(const Rhd& g, std::uint32_t i) {
+  if (i + 1 == g.levels()) return {Buf::kOutput, 0};
+  if (i == 0) return rd_slot(g, g.levels());
+  return rd_slot(g, i - 1);
+}
+
 }  // namespace
 
 Schedule build_rhd_all_reduce(const BuildParams& p) {
@@ -128,6 +150,42 @@ Schedule build_rhd_all_reduce(const BuildParams& p) {
   halving(b, g, g.fold_steps(), start, p.dtype_bytes);
   doubling(b, g, g.fold_steps() + g.levels());
   if (g.folds_in()) b.write(last, p.rank + 1, {Buf::kOutput, 0}, {Buf::kOutput, 0}, g.vector_bytes());
+  return std::move(b).finish();
+}
+
+Schedule build_rd_all_reduce(const BuildParams& p) {
+  const Rhd g(p);
+  const std::size_t steps = 2 * g.fold_steps() + g.levels();
+  ScheduleBuilder b(schedule_meta(p), steps);
+  const std::uint64_t bytes = g.vector_bytes();
+  if (g.sits_out()) {
+    b.write(0, p.rank - 1, {Buf::kInput, 0}, {Buf::kScratch, 0}, bytes);
+    b.expect(steps - 1, p.rank - 1, bytes);
+    return std::move(b).finish();
+  }
+  Region cur{Buf::kInput, 0};
+  if (g.folds_in()) {
+    b.expect(0, p.rank + 1, bytes);
+    b.reduce(0, {Buf::kInput, 0}, {Buf::kScratch, 0}, bytes);
+    cur = {Buf::kScratch, 0};
+  }
+  const std::uint32_t nu = g.nu();
+  for (std::uint32_t i = 0; i < g.levels(); ++i) {
+    const std::size_t step = g.fold_steps() + i;
+    const std::uint32_t mask = 1u << i;
+    const std::uint32_t partner = g.real(nu ^ mask);
+    const Region landed = rd_slot(g, i);
+    const Region result = rd_result(g, i);
+    b.write(step, partner, cur, landed, bytes);
+    b.expect(step, partner, bytes);
+    // result = lower op upper on both partners: the lower starts from its own partial, the
+    // upper from the one it received.
+    const bool lower = (nu & mask) == 0;
+    b.copy(step, lower ? cur : landed, result, bytes);
+    b.reduce(step, lower ? landed : cur, result, bytes);
+    cur = result;
+  }
+  if (g.folds_in()) b.write(steps - 1, p.rank + 1, {Buf::kOutput, 0}, {Buf::kOutput, 0}, bytes);
   return std::move(b).finish();
 }
 

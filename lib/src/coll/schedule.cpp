@@ -26,18 +26,19 @@ struct AlgorithmName {
   Algorithm value;
   std::string_view name;
 };
-constexpr std::array<AlgorithmName, 5> kAlgorithmNames = {{
+constexpr std::array<AlgorithmName, 6> kAlgorithmNames = {{
     {Algorithm::kRing, "ring"},
     {Algorithm::kRecursiveHalvingDoubling, "rhd"},
     {Algorithm::kOneShot, "oneshot"},
     {Algorithm::kPairwise, "pairwise"},
     {Algorithm::kAllAtOnce, "allatonce"},
+    {Algorithm::kRecursiveDoubling, "rd"},
 }};
 
 // Ring first: choose_auto() keeps the first of equally fast algorithms, and the ring needs only
 // neighbours (two QPs per rank) and is the least exposed to contention the model ignores.
-constexpr std::array<Algorithm, 3> kAllReduceAlgos = {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling,
-                                                      Algorithm::kOneShot};
+constexpr std::array<Algorithm, 4> kAllReduceAlgos = {Algorithm::kRing, Algorithm::kRecursiveHalvingDoubling,
+                                                      Algorithm::kOneShot, Algorithm::kRecursiveDoubling};
 constexpr std::array<Algorithm, 1> kRingOnly = {Algorithm::kRing};
 constexpr std::array<Algorithm, 2> kAllToAllAlgos = {Algorithm::kPairwise, Algorithm::kAllAtOnce};
 
@@ -197,6 +198,15 @@ std::uint64_t scratch_bytes(Collective c, Algorithm a, std::uint32_t nranks, std
       for (std::uint32_t half = 2; half <= nranks; half *= 2) elems = checked_add(elems, ceil_div(n, half));
       return checked_mul(elems, dtype_bytes);
     }
+    case Algorithm::kRecursiveDoubling: {
+      // A fold area (n not a power of two), a landing slot per level, and one more vector for
+      // the first level's result when there are at least two levels.
+      std::uint32_t levels = 0;
+      for (std::uint32_t pow2 = 2; pow2 <= nranks; pow2 *= 2) ++levels;
+      const bool pow2 = (nranks & (nranks - 1)) == 0;
+      const std::uint64_t vectors = (pow2 ? 0 : 1) + levels + (levels >= 2 ? 1 : 0);
+      return checked_mul(checked_mul(vectors, n), dtype_bytes);
+    }
     case Algorithm::kPairwise:
     case Algorithm::kAllAtOnce: break;
   }
@@ -229,6 +239,7 @@ Schedule build_schedule(Collective c, Algorithm a, std::uint32_t nranks, std::ui
     case Collective::kAllReduce:
       if (a == Algorithm::kRing) return build_ring_all_reduce(p);
       if (a == Algorithm::kRecursiveHalvingDoubling) return build_rhd_all_reduce(p);
+      if (a == Algorithm::kRecursiveDoubling) return build_rd_all_reduce(p);
       return build_one_shot_all_reduce(p);
     case Collective::kAllGather: return build_ring_all_gather(p);
     case Collective::kReduceScatter: return build_ring_reduce_scatter(p);

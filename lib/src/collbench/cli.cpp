@@ -19,7 +19,7 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("-s,--size", c.sizes, "Buffer sizes as a list instead of -b/-e/-f, e.g. 4K,1M,64M");
   app.add_option("--coll", c.colls,
                  "Collectives: allreduce, allgather, reducescatter, alltoall, a list (default allreduce)");
-  app.add_option("--algo", c.algos, "All-reduce algorithms: ring, rhd, oneshot, auto, a list (default ring)");
+  app.add_option("--algo", c.algos, "All-reduce algorithms: ring, rhd, oneshot, rd, auto, a list (default ring)");
   app.add_option("--a2a-algo", c.a2a_algos, "All-to-all algorithms: pairwise, allatonce, a list (default pairwise)");
   app.add_option("--dtype", c.dtypes, "Element types: f32, bf16, f16, a list (default f32)");
   app.add_option("--op", c.op, "Reduction: sum, min or max (default sum)");

@@ -13,7 +13,8 @@ namespace {
 std::vector<std::uint32_t> peers_for(coll::Algorithm a, std::uint32_t rank, std::uint32_t size) {
   switch (a) {
     case coll::Algorithm::kRing: return world::ring_peers(rank, size);
-    case coll::Algorithm::kRecursiveHalvingDoubling: return world::halving_doubling_peers(rank, size);
+    case coll::Algorithm::kRecursiveHalvingDoubling:
+    case coll::Algorithm::kRecursiveDoubling: return world::halving_doubling_peers(rank, size);
     default: return world::all_peers(rank, size);
   }
 }

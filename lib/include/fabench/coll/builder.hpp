@@ -1,5 +1,6 @@
 // ScheduleBuilder: how schedules are put together, and the per-algorithm builders behind
-// build_schedule() (one source file each: ring.cpp, rhd.cpp, oneshot.cpp, alltoall.cpp).
+// build_schedule() (one source file per family: ring.cpp, rhd.cpp (with recursive doubling),
+// oneshot.cpp, alltoall.cpp).
 // Public so tests can hand-build schedules that break a rule and watch the simulator catch it.
 #pragma once
 
@@ -63,6 +64,7 @@ struct BuildParams {
 [[nodiscard]] Schedule build_ring_all_gather(const BuildParams& p);
 [[nodiscard]] Schedule build_ring_reduce_scatter(const BuildParams& p);
 [[nodiscard]] Schedule build_rhd_all_reduce(const BuildParams& p);
+[[nodiscard]] Schedule build_rd_all_reduce(const BuildParams& p);
 [[nodiscard]] Schedule build_one_shot_all_reduce(const BuildParams& p);
 [[nodiscard]] Schedule build_pairwise_all_to_all(const BuildParams& p);
 [[nodiscard]] Schedule build_all_at_once_all_to_all(const BuildParams& p);

@@ -8,6 +8,7 @@
 //   all-reduce  ring      2(N-1) a + 2(N-1)/N S b + (N-1)/N S g
 //               rhd       2 log2(p) a + 2(p-1)/p S b + (p-1)/p S g
 //                         + (N != p ? 2 a + 2 S b + S g : 0)       (fold in, send back)
+//               rd        log2(p) a + log2(p) S b + log2(p) S g  + the same fold term
 //               oneshot   a + (N-1) S b + (N-1) S g
 //   all-gather     ring   (N-1) a + (N-1)/N S b
 //   reduce-scatter ring   (N-1) a + (N-1)/N S b + (N-1)/N S g

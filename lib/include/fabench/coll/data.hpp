@@ -40,8 +40,9 @@ void expected_output(const DataSpec& d, Collective c, std::uint32_t rank, std::u
 // Elements of type t that differ bit for bit between got and expected.
 [[nodiscard]] std::uint64_t count_wrong(DType t, const std::byte* got, const std::byte* expected, std::uint64_t count);
 
-// Inputs whose sums are NOT exact (random signs and significands, magnitudes within [2^-7, 1)):
-// for checking that every rank ends with bitwise the same result however rounding falls.
+// Inputs whose sums are NOT exact (random signs and significands, magnitudes within [2^-7, 1),
+// one element in eight +0 or -0): for checking that every rank ends with bitwise the same result
+// however rounding falls, and whichever zero min or max keeps.
 void fill_random(DType t, std::uint32_t rank, std::byte* buf, std::uint64_t count, std::uint64_t seed);
 
 }  // namespace fabench::coll

@@ -56,10 +56,11 @@ enum class Algorithm : std::uint8_t {
   kOneShot,                   // every rank writes its whole input to every other rank
   kPairwise,                  // all-to-all in n-1 steps, one peer per step
   kAllAtOnce,                 // all-to-all in one step, n-1 writes
+  kRecursiveDoubling,         // all-reduce: log2 n steps, each exchanging the whole vector
 };
 
 // CLI names: allreduce, allgather, reducescatter, alltoall; ring, rhd, oneshot, pairwise,
-// allatonce. Parsing is exact (lower case); nullopt for anything else.
+// allatonce, rd. Parsing is exact (lower case); nullopt for anything else.
 [[nodiscard]] std::optional<Collective> parse_collective(std::string_view name);
 [[nodiscard]] std::string_view collective_name(Collective c);
 [[nodiscard]] std::optional<Algorithm> parse_algorithm(std::string_view name);
@@ -171,8 +172,9 @@ struct BufferBytes {
                                        std::uint32_t nranks);
 // Scratch bytes per rank (the same on every rank): (n-1) x ceil(count/n) elements for ring
 // all-reduce and reduce-scatter, count + sum of ceil(count/2^(i+1)) for recursive
-// halving-doubling (count only when n is not a power of two), (n-1) x count for one-shot, 0 for
-// all-gather and all-to-all. Throws std::invalid_argument for an unsupported pair.
+// halving-doubling (count only when n is not a power of two), (n-1) x count for one-shot,
+// (fold + log2 p + (log2 p >= 2)) x count for recursive doubling (fold: 1 when n is not a power of
+// two, p = 2^floor(log2 n)), 0 for all-gather and all-to-all. Throws std::invalid_argument for an unsupported pair.
 [[nodiscard]] std::uint64_t scratch_bytes(Collective c, Algorithm a, std::uint32_t nranks, std::uint64_t count,
                                           std::uint32_t dtype_bytes);
 
