@@ -26,7 +26,9 @@ Usage: bench/compare/$prog [OPTIONS]   (inside tools/softroce-vm --wire)
   --mpi LIST         MPI transports: ucx (Open MPI pml ucx over rc_verbs on the rxe
                      devices), tcp (pml ob1, btl tcp over veth0/veth1); default ucx
   --build DIR        fabench build dir (default $root/build/default)
-  --fabench-args S   extra arguments for fabench-coll (e.g. "-D 1" or "--a2a-algo pairwise,allatonce")
+  --fabench-args S   extra arguments for fabench-coll (e.g. "-D 1" or "--timeout 300"; the
+                     algorithms are set: all-reduce ring,rhd,oneshot,rd,auto, all-to-all
+                     pairwise,allatonce)
   --iters N          mpi_coll: at most N timed calls per size (default 20)
   --budget S         mpi_coll: seconds per size; fewer calls when N would take longer (default 1)
   --run-timeout S    kill one mpirun after S seconds (default 300)
@@ -237,7 +239,7 @@ run_fabench() {  # PAIR N
   rm -rf "$log.ranks"
   # shellcheck disable=SC2086
   timeout "$run_timeout" "${mpirun_base[@]}" -np "$n" --output-filename "$log.ranks" -x MASTER_PORT="$port" \
-    "$tmp/rankdev.sh" fabench "$fabench_bin" --coll allreduce,alltoall --algo ring,rhd,oneshot,rd,auto \
+    "$tmp/rankdev.sh" fabench "$fabench_bin" --coll allreduce,alltoall --algo ring,rhd,oneshot,rd,auto --a2a-algo pairwise,allatonce \
     -b "$smin" -e "$smax" -f "$factor" --dtype f32 --benchmark_format=json $fabench_args \
     >"$log.out" 2>"$log.err" || rc=$?
   local json=$log.ranks/1/rank.0/stdout

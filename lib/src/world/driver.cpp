@@ -48,7 +48,7 @@ Waiter::Waiter(const Watch& watch) noexcept
     : watch_(watch),
       stall_ns_(static_cast<std::uint64_t>(watch.stall.count()) * 1'000'000ULL),
       silence_ns_(static_cast<std::uint64_t>(watch.silence.count()) * 1'000'000ULL),
-      t_progress_(harness::now_ns()),
+      t_progress_(harness::coarse_now_ns()),
       next_watch_(t_progress_ + kWatchEveryNs) {}
 
 Waiter::Verdict Waiter::idle() noexcept {
@@ -61,7 +61,7 @@ Waiter::Verdict Waiter::idle() noexcept {
     }
   }
   if (idle_ % kClockEvery != 0 && watch_.spin_before_yield != 0) return Verdict::kGoOn;
-  const std::uint64_t t = harness::now_ns();
+  const std::uint64_t t = harness::coarse_now_ns();
   if (t_progress_ == 0) t_progress_ = t;
   if (t >= next_watch_) {
     next_watch_ = t + kWatchEveryNs;

@@ -57,7 +57,9 @@ struct Watch {
 
 // The idle side of a polling loop: call progress() after a poll that found
 // something, idle() after one that did not; idle() yields as Watch says,
-// looks at the channels every 10 ms and the clock for the stall.
+// looks at the channels every 10 ms and the clock for the stall (the coarse
+// clock, harness::coarse_now_ns(): a rank that yields at every empty poll
+// reads it at every call, and a precise read is a system call in some guests).
 class Waiter {
  public:
   enum class Verdict { kGoOn, kControl, kStall };
