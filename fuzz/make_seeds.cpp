@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> coll_lines{
       "fabench-coll\n-b\n1K\n-e\n4M\n-f\n4",
       "fabench-coll\n-b\n8\n-e\n8G\n-f\n2\n-n\n100",
-      "fabench-coll\n-s\n4K,1M,64M\n--coll\nallreduce,allgather,reducescatter,alltoall\n--algo\nring,rhd,oneshot,auto"
+      "fabench-coll\n-s\n4K,1M,64M\n--coll\nallreduce,allgather,reducescatter,alltoall\n--algo\nring,rhd,oneshot,rd,auto"
       "\n--a2a-algo\npairwise,allatonce\n--dtype\nf32,bf16,f16\n--op\nmax",
       "fabench-coll\n-s\n1M\n-b\n1K",
       "fabench-coll\n-d\nrxe0,rxe1\n--rank\n0\n--world-size\n4\n--master-addr\n10.0.0.1\n--master-port\n29500"
