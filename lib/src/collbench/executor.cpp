@@ -212,6 +212,16 @@ ExecResult Executor::run(std::uint64_t calls, const Watch& watch) {
               watch.stall.count() / 1000, k + 1, schedule_.num_steps(), c + 1,
               expected_[k] - std::min(expected_[k], arrived_[p][k]), expected_[k], fmt::join(step.expect_from, ","),
               outstanding);
+          // A write completes only when all of it has landed: on a slow link, large writes
+          // sharing it can each take longer than the stall limit while every byte moves.
+          std::uint64_t largest = 0;
+          for (const auto& t : step.writes) largest = std::max(largest, t.bytes);
+          if (largest >= (std::uint64_t{1} << 20)) {
+            r.error += fmt::format(
+                " ({} writes of up to {} MiB in this step: if the link needs longer than {} s "
+                "for them, raise --timeout)",
+                step.writes.size(), largest >> 20, watch.stall.count() / 1000);
+          }
         }
         return r;
       }

@@ -198,6 +198,14 @@ bool Leader::collect(std::uint64_t seq, Outcome& out, milliseconds wait, const s
   }
   if (culprits.empty()) {
     for (const auto r : pending) {
+      if (!out.ranks[0].ok && live) {
+        // Rank 0 failed first and waited only briefly: a rank still heard from (its Keepalives;
+        // the silent ones are culprits above) is busy, not the cause. Rank 0's error leads, and
+        // abort() tells this rank to stop.
+        failed.push_back(
+            fmt::format("{} was still running {} later", boot_.describe_rank(r), ctrl::format_duration(wait)));
+        continue;
+      }
       culprits.push_back(fmt::format("{} did not answer within {} (stopped or hung) during {}", boot_.describe_rank(r),
                                      ctrl::format_duration(wait), what));
       dead_.push_back(r);
