@@ -1,6 +1,7 @@
 // The alpha-beta-gamma cost model against hand-computed values, and what `--algo auto` picks.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <stdexcept>
 
 #include "fabench/coll/cost.hpp"
@@ -29,6 +30,9 @@ TEST_CASE("coll: rhd for a non-power of two pays the fold in and the result back
   CHECK(predict_seconds(Collective::kAllReduce, Algorithm::kRecursiveHalvingDoubling, 6, 1000, p) == Approx(42.75));
   // rd, N = 6: 2 + 20 + 2, and the same fold.
   CHECK(predict_seconds(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 6, 1000, p) == Approx(47.0));
+  // Any rank count ends (31 levels below 2^32 - 1): 31 + 31*1000*0.011, plus the fold 2 + 21.
+  CHECK(predict_seconds(Collective::kAllReduce, Algorithm::kRecursiveDoubling, UINT32_MAX, 1000, p) ==
+        Approx(31.0 + 341.0 + 23.0));
   CHECK(predict_seconds(Collective::kAllReduce, Algorithm::kRing, 1, 1000, p) == 0.0);
   CHECK_THROWS_AS(predict_seconds(Collective::kAllToAll, Algorithm::kRing, 4, 1000, p), std::invalid_argument);
   CHECK_THROWS_AS(predict_seconds(Collective::kAllReduce, Algorithm::kRing, 0, 1000, p), std::invalid_argument);

@@ -98,6 +98,9 @@ TEST_CASE("coll: scratch per rank", "[coll]") {
   CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 4, 10, 4) == 3 * 10 * 4);
   CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 6, 10, 2) == 4 * 10 * 2);
   CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, 8, 10, 2) == 4 * 10 * 2);
+  // The level loops end at any rank count (a 32-bit doubling counter would wrap to 0 past 2^31).
+  CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveHalvingDoubling, UINT32_MAX, 1, 1) == 1 + 31);
+  CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kRecursiveDoubling, UINT32_MAX, 1, 1) == 1 + 31 + 1);
   CHECK(scratch_bytes(Collective::kAllGather, Algorithm::kRing, 8, 64, 4) == 0);
   CHECK(scratch_bytes(Collective::kAllToAll, Algorithm::kPairwise, 8, 64, 4) == 0);
   CHECK(scratch_bytes(Collective::kAllReduce, Algorithm::kOneShot, 1, 64, 4) == 0);

@@ -26,10 +26,10 @@ double all_reduce(Algorithm a, std::uint32_t nranks, const Terms& t) {
     case Algorithm::kOneShot: return t.steps(1.0) + t.wire((t.n - 1.0) * t.s) + t.math((t.n - 1.0) * t.s);
     case Algorithm::kRecursiveHalvingDoubling:
     case Algorithm::kRecursiveDoubling: {
-      std::uint32_t pow2 = 1;
+      std::uint64_t pow2 = 1;  // 64 bits: doubling past 2^31 must not wrap to 0
       double levels = 0.0;
-      while (pow2 * 2u <= nranks) {
-        pow2 *= 2u;
+      while (pow2 * 2 <= nranks) {
+        pow2 *= 2;
         levels += 1.0;
       }
       const double fp = (pow2 - 1.0) / pow2;
