@@ -65,5 +65,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const CtrlError& e) {
     expected(e);
   }
+  fuzz::root().settle();
   return 0;
 }

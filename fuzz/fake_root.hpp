@@ -2,7 +2,11 @@
 // loopback (ctrl_bootstrap, world_follow): it accepts one connection per
 // input, in order, sends that input's bytes, closes its side for writing and
 // reads until rank k hangs up. So rank k finds the whole stream and then its
-// end, and no wait of its can time out.
+// end, and no wait of its can time out. Each input ends with settle(): it
+// waits until this thread has closed that input's connection and freed its
+// stream, so every allocation of an input is also freed within it (else
+// libFuzzer sees more mallocs than frees and runs a full leak scan on nearly
+// every input: a fifth to a tenth of the speed).
 #pragma once
 
 #include <arpa/inet.h>
@@ -13,8 +17,8 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "fabench/ctrl/bootstrap.hpp"
@@ -42,8 +46,17 @@ class FakeRoot {
 
   void expect(std::vector<std::uint8_t> stream) {
     const std::lock_guard lock(mu_);
-    queue_.push_back(std::move(stream));
-    cv_.notify_one();
+    FUZZ_CHECK(!next_ && served_ == expected_);  // the last input settled
+    next_ = std::move(stream);
+    ++expected_;
+    cv_.notify_all();
+  }
+
+  // Call once rank k has closed its side: returns when every expected stream
+  // has been served and freed; one never connected for is a failed check.
+  void settle() {
+    std::unique_lock lock(mu_);
+    FUZZ_CHECK(cv_.wait_for(lock, std::chrono::seconds(5), [this] { return served_ == expected_; }));
   }
 
  private:
@@ -54,9 +67,9 @@ class FakeRoot {
       std::vector<std::uint8_t> stream;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return !queue_.empty(); });
-        stream = std::move(queue_.front());
-        queue_.pop_front();
+        cv_.wait(lock, [this] { return next_.has_value(); });
+        stream = std::move(*next_);
+        next_.reset();
       }
       std::size_t sent = 0;
       while (sent < stream.size()) {
@@ -73,6 +86,10 @@ class FakeRoot {
         if (r <= 0) break;
       }
       ::close(c);
+      stream = {};
+      const std::lock_guard lock(mu_);
+      ++served_;
+      cv_.notify_all();
     }
   }
 
@@ -80,7 +97,9 @@ class FakeRoot {
   std::uint16_t port_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::vector<std::uint8_t>> queue_;
+  std::optional<std::vector<std::uint8_t>> next_;
+  std::uint64_t expected_ = 0;
+  std::uint64_t served_ = 0;
 };
 
 inline FakeRoot& root() {

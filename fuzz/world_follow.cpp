@@ -64,6 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     boot.emplace(ctrl::Bootstrap::connect(cfg));
   } catch (const ctrl::CtrlError& e) {
     FUZZ_CHECK(e.kind() != ctrl::CtrlError::Kind::kTimeout && e.kind() != ctrl::CtrlError::Kind::kNetwork);
+    fuzz::root().settle();
     return 0;
   }
   StandInJob job;
@@ -74,5 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int rc = world::follow(*boot, job, o);
   FUZZ_CHECK(rc == 0 || rc == 1);
   FUZZ_CHECK(std::chrono::steady_clock::now() - t0 < 4s);  // no wait ran out
+  boot.reset();
+  fuzz::root().settle();
   return 0;
 }
