@@ -1,6 +1,7 @@
 #include "fabench/coll/cost.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -26,17 +27,13 @@ double all_reduce(Algorithm a, std::uint32_t nranks, const Terms& t) {
     case Algorithm::kOneShot: return t.steps(1.0) + t.wire((t.n - 1.0) * t.s) + t.math((t.n - 1.0) * t.s);
     case Algorithm::kRecursiveHalvingDoubling:
     case Algorithm::kRecursiveDoubling: {
-      std::uint64_t pow2 = 1;  // 64 bits: doubling past 2^31 must not wrap to 0
-      double levels = 0.0;
-      while (pow2 * 2 <= nranks) {
-        pow2 *= 2;
-        levels += 1.0;
-      }
+      const double pow2 = std::bit_floor(nranks);
+      const double levels = std::bit_width(nranks) - 1;
       const double fp = (pow2 - 1.0) / pow2;
       double secs = a == Algorithm::kRecursiveDoubling
                         ? t.steps(levels) + t.wire(levels * t.s) + t.math(levels * t.s)
                         : t.steps(2.0 * levels) + t.wire(2.0 * fp * t.s) + t.math(fp * t.s);
-      if (pow2 != nranks) secs += t.steps(2.0) + t.wire(2.0 * t.s) + t.math(t.s);
+      if (!std::has_single_bit(nranks)) secs += t.steps(2.0) + t.wire(2.0 * t.s) + t.math(t.s);
       return secs;
     }
     case Algorithm::kPairwise:

@@ -21,6 +21,8 @@
 // level, then one vector X. Level i's result goes to D_i: X for i = 0, R_(i-1) for the middle
 // levels (landed and read one step earlier), output for the last; neither D_i is what the level's
 // write reads (rule C), and every landing slot is written by one transfer only (rule A).
+#include <bit>
+
 #include "fabench/coll/builder.hpp"
 
 namespace fabench::coll {
@@ -29,13 +31,14 @@ namespace {
 
 class Rhd {
  public:
-  explicit Rhd(const BuildParams& p) : n_(p.nranks), r_(p.rank), count_(p.count), dt_(p.dtype_bytes) {
-    while (pow2_ * 2 <= n_) {
-      pow2_ *= 2;
-      ++levels_;
-    }
-    rem_ = n_ - pow2_;
-  }
+  explicit Rhd(const BuildParams& p)
+      : n_(p.nranks),
+        r_(p.rank),
+        count_(p.count),
+        dt_(p.dtype_bytes),
+        pow2_(std::bit_floor(n_)),
+        levels_(std::bit_width(n_) - 1),
+        rem_(n_ - pow2_) {}
 
   [[nodiscard]] std::uint32_t levels() const { return levels_; }
   [[nodiscard]] bool folds() const { return rem_ > 0; }
@@ -63,9 +66,9 @@ class Rhd {
   std::uint32_t r_;
   std::uint64_t count_;
   std::uint64_t dt_;
-  std::uint32_t pow2_ = 1;
-  std::uint32_t levels_ = 0;
-  std::uint32_t rem_ = 0;
+  std::uint32_t pow2_;  // the largest power of two <= n_
+  std::uint32_t levels_;
+  std::uint32_t rem_;
 };
 
 // Where the rank's partial for element range starting at `lo` lives: `at` holds element

@@ -1,6 +1,7 @@
 #include "fabench/coll/schedule.hpp"
 
 #include <array>
+#include <bit>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -193,18 +194,15 @@ std::uint64_t scratch_bytes(Collective c, Algorithm a, std::uint32_t nranks, std
     case Algorithm::kRecursiveHalvingDoubling: {
       // A fold area for the odd partner's vector when nranks is not a power of two, then one
       // slot per halving level, each the largest range kept at that level.
-      const bool pow2 = (nranks & (nranks - 1)) == 0;
-      std::uint64_t elems = pow2 ? 0 : n;
+      std::uint64_t elems = std::has_single_bit(nranks) ? 0 : n;
       for (std::uint64_t half = 2; half <= nranks; half *= 2) elems = checked_add(elems, ceil_div(n, half));
       return checked_mul(elems, dtype_bytes);
     }
     case Algorithm::kRecursiveDoubling: {
       // A fold area (n not a power of two), a landing slot per level, and one more vector for
       // the first level's result when there are at least two levels.
-      std::uint32_t levels = 0;
-      for (std::uint64_t pow2 = 2; pow2 <= nranks; pow2 *= 2) ++levels;
-      const bool pow2 = (nranks & (nranks - 1)) == 0;
-      const std::uint64_t vectors = (pow2 ? 0 : 1) + levels + (levels >= 2 ? 1 : 0);
+      const std::uint64_t levels = std::bit_width(nranks) - 1;
+      const std::uint64_t vectors = (std::has_single_bit(nranks) ? 0 : 1) + levels + (levels >= 2 ? 1 : 0);
       return checked_mul(checked_mul(vectors, n), dtype_bytes);
     }
     case Algorithm::kPairwise:

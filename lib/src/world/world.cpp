@@ -1,6 +1,7 @@
 #include "fabench/world/world.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -44,8 +45,7 @@ std::vector<std::uint32_t> ring_peers(std::uint32_t rank, std::uint32_t size) {
 
 std::vector<std::uint32_t> halving_doubling_peers(std::uint32_t rank, std::uint32_t size) {
   if (size < 2) return {};
-  std::uint32_t pow2 = 1;
-  while (pow2 * 2 <= size) pow2 *= 2;
+  const std::uint32_t pow2 = std::bit_floor(size);
   const std::uint32_t rem = size - pow2;
   std::vector<std::uint32_t> out;
   if (rank < 2 * rem) out.push_back(rank ^ 1U);     // the fold partner
