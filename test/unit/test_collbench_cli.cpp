@@ -172,3 +172,11 @@ TEST_CASE("collbench cli: bad values: one UsageError line each", "[collcli]") {
   CHECK(usage_error({"--coll", "allreduce", "--algo", "allatonce"}) ==
         "--algo allatonce: 'allatonce' is not an algorithm of allreduce");
 }
+
+TEST_CASE("collbench cli: -u/--qp-timeout: 20 unless given, 1..31", "[collcli]") {
+  CHECK(parse({}).ranks.qp_timeout == 20);
+  CHECK(parse({"-u", "14"}).ranks.qp_timeout == 14);
+  CHECK(parse({"--qp-timeout", "31"}).ranks.qp_timeout == 31);
+  CHECK_THROWS_AS(parse({"-u", "0"}), CLI::ValidationError);
+  CHECK_THROWS_AS(parse({"-u", "32"}), CLI::ValidationError);
+}

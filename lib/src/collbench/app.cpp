@@ -32,6 +32,7 @@ int run(Cli& c, const std::vector<CollSpec>& specs) {
   so.timeout = c.dev.timeout();
   so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
   so.pipeline_chunks = c.pipeline;
+  so.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
   so.cost.alpha_s = c.alpha_us * 1e-6;
   so.cost.beta_s_per_byte = ctx.port().rate_gbps > 0 ? 8.0 / (ctx.port().rate_gbps * 1e9) : 1e-9;
   so.cost.gamma_s_per_byte = 0.25e-9;
@@ -41,7 +42,7 @@ int run(Cli& c, const std::vector<CollSpec>& specs) {
                specs.size());
   if (!leader) return follow(session);
   harness::add_fabric_context(ctx, "coll");
-  world::add_world_context(boot, so.spin_before_yield);
+  world::add_world_context(boot, so.spin_before_yield, so.qp_timeout);
   benchmark::AddCustomContext("bandwidth_unit",
                               "GBps = 1e9 bytes/s; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (others)");
   LeaderOptions lo;

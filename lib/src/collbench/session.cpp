@@ -60,6 +60,7 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
   std::vector<std::uint32_t> peers;
   world::WorldOptions wo;
   wo.send_depth = 16;
+  wo.qp_timeout = options.qp_timeout;
   std::uint32_t recv = 4;
   // Every algorithm any spec may run (auto may pick any all-reduce one).
   for (const auto& s : specs_) {

@@ -56,6 +56,7 @@ int run(const Cli& c, std::vector<KvBench> benches) {
   SessionOptions so;
   so.timeout = c.dev.timeout();
   so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
+  so.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
   so.qps = c.qps;
   const kv::KvSpec& first = benches.front().spec;
   Session session(boot, ctx, std::move(benches), so);
@@ -66,7 +67,7 @@ int run(const Cli& c, std::vector<KvBench> benches) {
                session.benches().size());
   if (!leader) return follow(session);
   harness::add_fabric_context(ctx, "kv");
-  world::add_world_context(boot, so.spin_before_yield);
+  world::add_world_context(boot, so.spin_before_yield, so.qp_timeout);
   add_context(session.benches());
   LeaderOptions lo;
   lo.registration.iterations = c.iters;

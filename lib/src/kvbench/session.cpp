@@ -84,6 +84,7 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
   }
   world::WorldOptions wo;
   wo.qps_per_peer = options.qps;
+  wo.qp_timeout = options.qp_timeout;
   wo.recv_depth = 16;
   wo.recv_events = true;  // a rank waiting for the other side's notification blocks
   const auto max_wr = static_cast<std::uint32_t>(ctx.device().raw_attr().max_qp_wr);

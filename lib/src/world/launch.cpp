@@ -23,6 +23,9 @@ void add_rank_flags(CLI::App& app, RankFlags& f) {
                  "else spin)")
       ->check(harness::whole_number("--spin", 0, 2147483647));
   app.add_flag("--print-all", f.print_all, "Every rank logs (default: rank 0 only)");
+  app.add_option("-u,--qp-timeout", f.qp_timeout,
+                 "RC ACK timeout: 4.096 us x 2^N before a retransmission (default 20 = 4.3 s, as NCCL_IB_TIMEOUT)")
+      ->check(harness::whole_number("-u", 1, 31));
   app.add_option("--token", f.token,
                  "Shared secret every rank must prove at the rendezvous (visible in ps: prefer --token-file or "
                  "FABENCH_TOKEN)");
@@ -66,11 +69,12 @@ std::uint32_t spin_before_yield(const RankFlags& f, const ctrl::Bootstrap& boot)
   return here > cores ? 0U : 1'000'000U;
 }
 
-void add_world_context(const ctrl::Bootstrap& boot, std::uint32_t spin) {
+void add_world_context(const ctrl::Bootstrap& boot, std::uint32_t spin, std::uint32_t qp_timeout) {
   benchmark::AddCustomContext("ranks", std::to_string(boot.size()));
   benchmark::AddCustomContext("launcher", boot.config().source);
   benchmark::AddCustomContext("hosts", fmt::format("{}", fmt::join(boot.hosts(), ",")));
   benchmark::AddCustomContext("spin_before_yield", std::to_string(spin));
+  benchmark::AddCustomContext("qp_timeout", std::to_string(qp_timeout));
 }
 
 }  // namespace fabench::world

@@ -24,8 +24,9 @@ std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> v, std::uint
 // are not used by the collectives (writes with immediate carry everything).
 constexpr int kArenaAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
-verbs::QpConfig qp_config(const harness::Context& ctx) {
+verbs::QpConfig qp_config(const harness::Context& ctx, const WorldOptions& o) {
   verbs::QpConfig cfg;
+  cfg.timeout = o.qp_timeout;
   cfg.port = ctx.port().port_num;
   cfg.gid_index = ctx.gid_index();
   cfg.remote_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
@@ -72,7 +73,7 @@ World::World(ctrl::Bootstrap& boot, const harness::Context& ctx, std::span<const
       options_(options),
       peers_(sorted_unique({peers.begin(), peers.end()}, boot.rank())),
       slot_(boot.size(), -1),
-      cfg_(qp_config(ctx)),
+      cfg_(qp_config(ctx, options)),
       send_cq_(ctx.device(), cq_depth(peers_.size(), options, options.send_depth)),
       recv_cq_(ctx.device(), cq_depth(peers_.size(), options, options.recv_depth), options.recv_events),
       buffer_(std::max<std::uint64_t>(options.arena_bytes, 4096)),

@@ -24,6 +24,10 @@ struct RankFlags {
   std::optional<std::uint16_t> master_port;
   std::optional<std::uint32_t> spin;
   bool print_all = false;
+  // RC ACK timeout, 4.096 us x 2^this before a retransmission (-u): 20 (4.3 s) as NCCL_IB_TIMEOUT, not
+  // perftest's 14 (67 ms), which under incast fires before ACKs come back and starts a storm of
+  // go-back-N retransmissions (docs/performance.md: the 8-rank 64 MiB one-shot).
+  std::uint32_t qp_timeout = 20;
   std::optional<std::string> token;  // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
   std::optional<std::string> token_file;
 };
@@ -40,7 +44,7 @@ void require_same_benchmarks(ctrl::Bootstrap& boot, const std::string& names);
 // --spin, else: 0 (yield at every empty poll) when this host has more ranks
 // than cores, else spin.
 [[nodiscard]] std::uint32_t spin_before_yield(const RankFlags& flags, const ctrl::Bootstrap& boot);
-// ranks, launcher, hosts and spin_before_yield in Google Benchmark's context.
-void add_world_context(const ctrl::Bootstrap& boot, std::uint32_t spin);
+// ranks, launcher, hosts, spin_before_yield and qp_timeout in Google Benchmark's context.
+void add_world_context(const ctrl::Bootstrap& boot, std::uint32_t spin, std::uint32_t qp_timeout);
 
 }  // namespace fabench::world

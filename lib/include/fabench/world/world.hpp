@@ -38,6 +38,7 @@ struct WorldOptions {
   std::uint32_t qps_per_peer = 1; // lanes: QPs to each peer (the same on every rank)
   std::uint32_t max_send_sge = 1; // gather entries per send WR, clamped to the device's max_sge
   bool recv_events = false;       // the receive CQ gets a completion channel (a rank can block on it)
+  std::uint8_t qp_timeout = 20;   // RC ACK timeout: 4.096 us x 2^this before a retransmission
 };
 
 // A peer's arena, as this rank may write to it.
