@@ -61,3 +61,9 @@ TEST_CASE("acceptbench: sizes, schedules and the pair's time limits", "[accept]"
   CHECK(fabench::acceptbench::pair_timeout_seconds(c) == Approx(fabench::acceptbench::pair_seconds(c) + 12));
   CHECK(fabench::acceptbench::pair_seconds(c) >= 3 * 2 + 1.0);
 }
+
+TEST_CASE("acceptbench: -u/--qp-timeout is the world binaries' one flag: 20 unless given", "[accept]") {
+  CHECK(parse({}).ranks.qp_timeout == 20);
+  CHECK(parse({"-u", "17"}).ranks.qp_timeout == 17);
+  CHECK_THROWS_AS(parse({"-u", "32"}), CLI::ValidationError);
+}

@@ -26,7 +26,7 @@ RunSettings settings_of(const Cli& c) {
   s.link.bw_bytes = bw_bytes(c);
   s.plan.seconds = c.seconds;
   s.plan.lat_iters = c.lat_iters;
-  s.link.qp_timeout = c.qp_timeout;
+  s.link.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
   s.plan.stall = c.dev.timeout();
   s.pair_s = pair_seconds(c);
   s.pair_timeout_s = pair_timeout_seconds(c);
@@ -66,7 +66,7 @@ int run(const Cli& c, const accept::Spec& spec) {
   if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::warn);
   world::require_same_benchmarks(
       boot, fmt::format("accept s={} D={} q={} t={} u={} lat={} timeout={}", s.link.bw_bytes, c.seconds, c.qps, c.depth,
-                        c.qp_timeout, c.lat_iters, c.dev.timeout_s));
+                        c.ranks.qp_timeout, c.lat_iters, c.dev.timeout_s));
   const harness::Context ctx(world::context_for_rank(c.dev, boot.rank()));
   spdlog::debug("rank {} of {} on {} port {}", boot.rank(), boot.size(), ctx.device().name(), ctx.port().port_num);
   if (!leader) return follow(boot, ctx, s);

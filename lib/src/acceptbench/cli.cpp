@@ -22,8 +22,6 @@ void add_options(CLI::App& app, Cli& c) {
       ->check(harness::whole_number("--tx-depth", 1, 1024));
   app.add_option("--lat-iters", c.lat_iters, "2-byte write round trips per pair (default 1000)")
       ->check(harness::whole_number("--lat-iters", 1, 10'000'000));
-  app.add_option("-u,--qp-timeout", c.qp_timeout, "RC ACK timeout: 4.096 us x 2^N per retry (default 14, as perftest)")
-      ->check(harness::whole_number("-u", 1, 31));
   app.add_option("--spec", c.spec_file, "Spec file (JSON, see below); the flags below override its fields");
   app.add_option("--port-gbps", c.port_gbps, "Port rate to judge against, Gb/s (default: each node's active rate)");
   app.add_option("--min-bw-fraction", c.min_bw_fraction, "Each direction >= this x port rate (default 0.9; 0: off)");

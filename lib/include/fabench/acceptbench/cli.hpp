@@ -25,7 +25,6 @@ struct Cli {
   std::uint32_t qps = 1;
   std::uint32_t depth = 16;
   std::uint32_t lat_iters = 1000;
-  std::uint8_t qp_timeout = 14;
   std::string spec_file;
   std::optional<double> port_gbps, min_bw_fraction, min_bidir_fraction, max_p99_us, outlier_k, outlier_min_fraction,
       node_bad_fraction;
