@@ -73,6 +73,29 @@ std::optional<std::uint32_t> rank_of(const Message& m) {
   return std::nullopt;
 }
 
+// Rank 0's rendezvous socket on `port`, with advice when the port is taken.
+Listener listen_on(std::uint16_t port) {
+  try {
+    return Listener::bind("", port);
+  } catch (const CtrlError& e) {
+    throw CtrlError(e.kind(), fmt::format("rank 0 cannot host the rendezvous: {}; choose another port with "
+                                          "--port or MASTER_PORT",
+                                          e.what()));
+  }
+}
+
+// Checks that a rank's contribution `m` belongs to the step that `mine` (this
+// rank's own) is part of, from rank `from`; "" when it does.
+std::string mismatch(const Message& m, const Message& mine, std::uint32_t from, const std::string& what) {
+  if (type_of(m) != type_of(mine)) return fmt::format("sent {} during {}", type_name(type_of(m)), what);
+  if (epoch_of(m) != epoch_of(mine)) {
+    return fmt::format("is at collective {} during {} (the ranks called collectives in different orders)",
+                       epoch_of(m).value_or(0), what);
+  }
+  if (rank_of(m) && *rank_of(m) != from) return fmt::format("sent rank {}'s data during {}", *rank_of(m), what);
+  return {};
+}
+
 // "rank 3", "ranks 3, 5 and 6", at most 16 named.
 std::string list_ranks(const std::vector<std::uint32_t>& ranks) {
   if (ranks.size() == 1) return fmt::format("rank {}", ranks[0]);
@@ -144,8 +167,8 @@ BootstrapConfig resolve_bootstrap_config(const BootstrapOptions& options, const 
   }
   if (cfg.size == 0) config_error(fmt::format("world size 0 (from {}): a world needs at least one rank", cfg.source));
   if (cfg.rank >= cfg.size) {
-    config_error(fmt::format("rank {} is out of range for a world of {} ranks (from {})", cfg.rank, cfg.size,
-                             cfg.source));
+    config_error(
+        fmt::format("rank {} is out of range for a world of {} ranks (from {})", cfg.rank, cfg.size, cfg.source));
   }
 
   if (options.master_addr) {
@@ -231,15 +254,7 @@ void Bootstrap::root_fail(CtrlError::Kind kind, const std::string& text) {
 
 void Bootstrap::rendezvous_root() {
   const auto timeout = config_.timeout;
-  Listener listener = [&] {
-    try {
-      return Listener::bind("", config_.master_port);
-    } catch (const CtrlError& e) {
-      throw CtrlError(e.kind(), fmt::format("rank 0 cannot host the rendezvous: {}; choose another port with "
-                                            "--port or MASTER_PORT",
-                                            e.what()));
-    }
-  }();
+  Listener listener = listen_on(config_.master_port);
   spdlog::debug("rank 0 waiting for {} ranks on {}", config_.size - 1, listener.address());
 
   const Hello mine{kProtocolVersion, std::string(build_version()), config_.host_name, 0, config_.size};
@@ -280,8 +295,8 @@ void Bootstrap::rendezvous_root() {
         ch.reset();
         root_fail(e.kind(), fmt::format("{} during rendezvous", e.what()));
       }
-      root_fail(CtrlError::Kind::kProtocol, fmt::format("{} sent {} before the rendezvous completed",
-                                                        ch->describe(), type_name(type_of(m))));
+      root_fail(CtrlError::Kind::kProtocol,
+                fmt::format("{} sent {} before the rendezvous completed", ch->describe(), type_name(type_of(m))));
     }
     if (fds[0].revents == 0) continue;
     auto accepted = listener.accept(milliseconds(0));
@@ -299,19 +314,7 @@ void Bootstrap::rendezvous_root() {
       spdlog::warn("rendezvous: ignoring a connection from {}: {}", ch.peer_address(), e.what());
       continue;
     }
-    std::string problem;
-    if (theirs.size != config_.size) {
-      problem = fmt::format("{} believes the world has {} ranks, rank 0 has {}; were all ranks started by the "
-                            "same launcher?",
-                            ch.describe(), theirs.size, config_.size);
-    } else if (theirs.rank == 0 || theirs.rank >= config_.size) {
-      problem = fmt::format("{} claims rank {}, but rank 0 is this process ({}) and the world has ranks 0..{}",
-                            ch.describe(), theirs.rank, config_.host_name, config_.size - 1);
-    } else if (channels_[theirs.rank]) {
-      problem = fmt::format("two processes claim rank {}: {} and {}", theirs.rank,
-                            channels_[theirs.rank]->describe(), ch.describe());
-    }
-    if (!problem.empty()) {
+    if (const std::string problem = hello_problem(theirs, ch); !problem.empty()) {
       try {
         ch.send(Error{problem}, milliseconds(1000));
       } catch (const CtrlError&) {  // it is told if it can be; the others are told by root_fail
@@ -323,12 +326,34 @@ void Bootstrap::rendezvous_root() {
     ++connected;
   }
   listener.close();
+  send_host_table();
+}
 
-  // Complete: tell every rank, with the host table, so all ranks can name all others.
+std::string Bootstrap::hello_problem(const Hello& theirs, const Channel& ch) const {
+  if (theirs.size != config_.size) {
+    return fmt::format(
+        "{} believes the world has {} ranks, rank 0 has {}; were all ranks started by the "
+        "same launcher?",
+        ch.describe(), theirs.size, config_.size);
+  }
+  if (theirs.rank == 0 || theirs.rank >= config_.size) {
+    return fmt::format("{} claims rank {}, but rank 0 is this process ({}) and the world has ranks 0..{}",
+                       ch.describe(), theirs.rank, config_.host_name, config_.size - 1);
+  }
+  if (channels_[theirs.rank]) {
+    return fmt::format("two processes claim rank {}: {} and {}", theirs.rank, channels_[theirs.rank]->describe(),
+                       ch.describe());
+  }
+  return {};
+}
+
+// The rendezvous is complete: every rank gets the host table, so all ranks can name all others.
+void Bootstrap::send_host_table() {
   for (std::uint32_t r = 1; r < config_.size; ++r) {
     try {
       for (std::uint32_t k = 0; k < config_.size; ++k) {
-        channels_[r]->send(Gather{0, k, std::vector<std::uint8_t>(hosts_[k].begin(), hosts_[k].end())}, timeout);
+        channels_[r]->send(Gather{0, k, std::vector<std::uint8_t>(hosts_[k].begin(), hosts_[k].end())},
+                           config_.timeout);
       }
     } catch (const CtrlError& e) {
       channels_[r].reset();
@@ -359,9 +384,10 @@ void Bootstrap::rendezvous_peer() {
     throw with_context(e, "rendezvous");
   }
   if (theirs.rank != 0 || theirs.size != config_.size) {
-    config_error(fmt::format("{} says it is rank {} of {}, but this rank {} expected rank 0 of {}; is "
-                             "--master-addr/--port pointing at another job?",
-                             ch.describe(), theirs.rank, theirs.size, config_.rank, config_.size));
+    config_error(
+        fmt::format("{} says it is rank {} of {}, but this rank {} expected rank 0 of {}; is "
+                    "--master-addr/--port pointing at another job?",
+                    ch.describe(), theirs.rank, theirs.size, config_.rank, config_.size));
   }
   hosts_[0] = theirs.host_name;
   channels_[0] = std::move(ch);
@@ -380,8 +406,8 @@ void Bootstrap::rendezvous_peer() {
     const auto* g = std::get_if<Gather>(&m);
     if (g == nullptr || g->epoch != 0 || g->rank != k) {
       throw CtrlError(CtrlError::Kind::kProtocol,
-                      fmt::format("{} sent {} where the rendezvous host table (entry {}) was expected",
-                                  root.describe(), type_name(type_of(m)), k));
+                      fmt::format("{} sent {} where the rendezvous host table (entry {}) was expected", root.describe(),
+                                  type_name(type_of(m)), k));
     }
     hosts_[k] = std::string(g->data.begin(), g->data.end());
   }
@@ -389,52 +415,61 @@ void Bootstrap::rendezvous_peer() {
 
 std::vector<Message> Bootstrap::exchange(Message mine, const std::string& what, milliseconds timeout, bool routed) {
   const std::uint32_t size = config_.size;
-  std::vector<Message> all(size);
-  const MsgType type = type_of(mine);
-  const auto epoch = epoch_of(mine);
   // A barrier release and a routed piece are one message, addressed to us.
-  const bool is_barrier = type == MsgType::kBarrier || routed;
-
-  // Checks that a rank's contribution belongs to this step; "" when it does.
-  auto mismatch = [&](const Message& m, std::uint32_t from) -> std::string {
-    if (type_of(m) != type) return fmt::format("sent {} during {}", type_name(type_of(m)), what);
-    if (epoch_of(m) != epoch) {
-      return fmt::format("is at collective {} during {} (the ranks called collectives in different orders)",
-                         epoch_of(m).value_or(0), what);
-    }
-    if (rank_of(m) && *rank_of(m) != from) return fmt::format("sent rank {}'s data during {}", *rank_of(m), what);
-    return {};
-  };
-
+  const bool one_back = type_of(mine) == MsgType::kBarrier || routed;
   if (size == 1) {
+    std::vector<Message> all(1);
     all[0] = std::move(mine);
     return all;
   }
-
-  if (config_.rank != 0) {
-    Channel& root = *channels_[0];
-    const std::uint32_t expected = is_barrier ? 1 : size;
+  if (config_.rank != 0) return exchange_via_root(std::move(mine), what, timeout, one_back);
+  std::vector<Message> all = gather_at_root(std::move(mine), what, timeout);
+  if (routed) return fan_out_routed(all, what);
+  for (std::uint32_t r = 1; r < size; ++r) {
     try {
-      root.send(mine, timeout);
-      for (std::uint32_t k = 0; k < expected; ++k) {
-        Message m = root.recv(peer_wait(timeout));
-        if (const auto* err = std::get_if<Error>(&m)) {
-          throw CtrlError(CtrlError::Kind::kPeerError, fmt::format("{} reports: {}", describe_rank(0), err->text));
-        }
-        if (auto bad = mismatch(m, is_barrier ? config_.rank : k); !bad.empty()) {
-          throw CtrlError(CtrlError::Kind::kProtocol, fmt::format("{} {}", root.describe(), bad));
-        }
-        all[is_barrier ? 0 : k] = std::move(m);
+      if (one_back) {
+        channels_[r]->send(all[0], timeout);
+      } else {
+        for (std::uint32_t k = 0; k < size; ++k) channels_[r]->send(all[k], timeout);
       }
     } catch (const CtrlError& e) {
-      if (e.kind() == CtrlError::Kind::kPeerError || e.kind() == CtrlError::Kind::kProtocol) throw;
-      throw with_context(e, what);
+      channels_[r].reset();
+      root_fail(e.kind(), fmt::format("{} during {}", e.what(), what));
     }
-    return all;
   }
+  return all;
+}
 
-  // Rank 0: wait for every rank at once, so the first to die is named at once
-  // however slow the others are.
+std::vector<Message> Bootstrap::exchange_via_root(Message mine, const std::string& what, milliseconds timeout,
+                                                  bool one_back) {
+  const std::uint32_t size = config_.size;
+  std::vector<Message> all(size);
+  Channel& root = *channels_[0];
+  const std::uint32_t expected = one_back ? 1 : size;
+  try {
+    root.send(mine, timeout);
+    for (std::uint32_t k = 0; k < expected; ++k) {
+      Message m = root.recv(peer_wait(timeout));
+      if (const auto* err = std::get_if<Error>(&m)) {
+        throw CtrlError(CtrlError::Kind::kPeerError, fmt::format("{} reports: {}", describe_rank(0), err->text));
+      }
+      if (auto bad = mismatch(m, mine, one_back ? config_.rank : k, what); !bad.empty()) {
+        throw CtrlError(CtrlError::Kind::kProtocol, fmt::format("{} {}", root.describe(), bad));
+      }
+      all[one_back ? 0 : k] = std::move(m);
+    }
+  } catch (const CtrlError& e) {
+    if (e.kind() == CtrlError::Kind::kPeerError || e.kind() == CtrlError::Kind::kProtocol) throw;
+    throw with_context(e, what);
+  }
+  return all;
+}
+
+// Rank 0: waits for every rank at once, so the first to die is named at once
+// however slow the others are.
+std::vector<Message> Bootstrap::gather_at_root(Message mine, const std::string& what, milliseconds timeout) {
+  const std::uint32_t size = config_.size;
+  std::vector<Message> all(size);
   all[0] = std::move(mine);
   std::vector<bool> have(size, false);
   have[0] = true;
@@ -454,9 +489,8 @@ std::vector<Message> Bootstrap::exchange(Message mine, const std::string& what, 
     if (rc == 0) {
       std::vector<std::string> silent;
       for (const auto r : fd_rank) silent.push_back(channels_[r]->describe());
-      root_fail(CtrlError::Kind::kTimeout,
-                fmt::format("{} timed out after {}: no word from {}", what, format_duration(timeout),
-                            fmt::join(silent, ", ")));
+      root_fail(CtrlError::Kind::kTimeout, fmt::format("{} timed out after {}: no word from {}", what,
+                                                       format_duration(timeout), fmt::join(silent, ", ")));
     }
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
@@ -469,29 +503,15 @@ std::vector<Message> Bootstrap::exchange(Message mine, const std::string& what, 
         root_fail(e.kind(), fmt::format("{} during {}", e.what(), what));
       }
       if (const auto* err = std::get_if<Error>(&m)) {
-        root_fail(CtrlError::Kind::kPeerError, fmt::format("{} failed during {}: {}", channels_[r]->describe(),
-                                                           what, err->text));
+        root_fail(CtrlError::Kind::kPeerError,
+                  fmt::format("{} failed during {}: {}", channels_[r]->describe(), what, err->text));
       }
-      if (auto bad = mismatch(m, r); !bad.empty()) {
+      if (auto bad = mismatch(m, all[0], r, what); !bad.empty()) {
         root_fail(CtrlError::Kind::kProtocol, fmt::format("{} {}", channels_[r]->describe(), bad));
       }
       all[r] = std::move(m);
       have[r] = true;
       --missing;
-    }
-  }
-
-  if (routed) return fan_out_routed(all, what);
-  for (std::uint32_t r = 1; r < size; ++r) {
-    try {
-      if (is_barrier) {
-        channels_[r]->send(all[0], timeout);
-      } else {
-        for (std::uint32_t k = 0; k < size; ++k) channels_[r]->send(all[k], timeout);
-      }
-    } catch (const CtrlError& e) {
-      channels_[r].reset();
-      root_fail(e.kind(), fmt::format("{} during {}", e.what(), what));
     }
   }
   return all;
@@ -502,8 +522,7 @@ void Bootstrap::barrier(milliseconds timeout) {
   (void)exchange(Barrier{epoch}, fmt::format("barrier {}", epoch), timeout);
 }
 
-std::vector<std::vector<std::uint8_t>> Bootstrap::allgather(std::span<const std::uint8_t> mine,
-                                                            milliseconds timeout) {
+std::vector<std::vector<std::uint8_t>> Bootstrap::allgather(std::span<const std::uint8_t> mine, milliseconds timeout) {
   const std::uint64_t epoch = ++epoch_;
   auto all = exchange(Gather{epoch, config_.rank, std::vector<std::uint8_t>(mine.begin(), mine.end())},
                       fmt::format("allgather {}", epoch), timeout);

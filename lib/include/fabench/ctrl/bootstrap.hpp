@@ -114,12 +114,11 @@ class Bootstrap {
   [[nodiscard]] std::vector<std::vector<std::uint8_t>> allgather(std::span<const std::uint8_t> mine,
                                                                  std::chrono::milliseconds timeout);
   // Every rank's endpoints, indexed by rank (ours included).
-  [[nodiscard]] std::vector<std::vector<verbs::Endpoint>> allgather_endpoints(
-      std::span<const verbs::Endpoint> mine) {
+  [[nodiscard]] std::vector<std::vector<verbs::Endpoint>> allgather_endpoints(std::span<const verbs::Endpoint> mine) {
     return allgather_endpoints(mine, config_.timeout);
   }
-  [[nodiscard]] std::vector<std::vector<verbs::Endpoint>> allgather_endpoints(
-      std::span<const verbs::Endpoint> mine, std::chrono::milliseconds timeout);
+  [[nodiscard]] std::vector<std::vector<verbs::Endpoint>> allgather_endpoints(std::span<const verbs::Endpoint> mine,
+                                                                              std::chrono::milliseconds timeout);
 
   // Point to point through rank 0: `outgoing[j]` (empty: nothing) goes to
   // rank j only; returns, by source rank, what each rank sent to us. Rank 0
@@ -139,6 +138,9 @@ class Bootstrap {
  private:
   explicit Bootstrap(BootstrapConfig config);
   void rendezvous_root();
+  // What is wrong with a rank's Hello at the rendezvous; "" when nothing.
+  [[nodiscard]] std::string hello_problem(const Hello& theirs, const Channel& ch) const;
+  void send_host_table();
   void rendezvous_peer();
   // One collective step through rank 0: every rank contributes `mine`; each
   // returns all contributions by rank. `what` names the step in errors.
@@ -146,6 +148,11 @@ class Bootstrap {
   // instead of every contribution to every rank.
   std::vector<Message> exchange(Message mine, const std::string& what, std::chrono::milliseconds timeout,
                                 bool routed = false);
+  // A rank other than 0: sends `mine`, receives one message (`one_back`) or one per rank.
+  std::vector<Message> exchange_via_root(Message mine, const std::string& what, std::chrono::milliseconds timeout,
+                                         bool one_back);
+  // Rank 0: every rank's contribution, by rank, `mine` first.
+  std::vector<Message> gather_at_root(Message mine, const std::string& what, std::chrono::milliseconds timeout);
   [[nodiscard]] std::vector<Message> fan_out_routed(std::vector<Message>& all, const std::string& what);
   [[noreturn]] void root_fail(CtrlError::Kind kind, const std::string& text);
   [[nodiscard]] std::chrono::milliseconds peer_wait(std::chrono::milliseconds timeout) const;
@@ -153,7 +160,7 @@ class Bootstrap {
   BootstrapConfig config_;
   std::vector<std::string> hosts_;
   std::vector<std::optional<Channel>> channels_;  // by rank; rank 0: all others, others: [0] only
-  std::uint64_t epoch_ = 0;                        // collectives so far (0: the rendezvous)
+  std::uint64_t epoch_ = 0;                       // collectives so far (0: the rendezvous)
 };
 
 }  // namespace fabench::ctrl
