@@ -19,6 +19,7 @@
 #include "fabench/verbs/endpoint.hpp"
 #include "fabench/verbs/mr.hpp"
 #include "fabench/verbs/qp.hpp"
+#include "fabench/world/world.hpp"
 
 namespace fabench::acceptbench {
 
@@ -26,7 +27,7 @@ struct LinkOptions {
   std::uint32_t lanes = 1;           // QPs to the partner
   std::uint64_t bw_bytes = 1 << 20;  // bytes per bandwidth write
   std::uint32_t depth = 16;          // outstanding writes per lane
-  std::uint8_t qp_timeout = 20;      // RC ACK timeout, 4.096 us x 2^this per retry (-u, world::RankFlags)
+  std::uint8_t qp_timeout = world::kDefaultQpTimeout;  // RC ACK timeout (-u, world::RankFlags)
 };
 
 class PairLink {

@@ -42,7 +42,7 @@ struct SessionOptions {
   std::chrono::milliseconds timeout{30'000};
   std::uint32_t spin_before_yield = 0;
   std::uint32_t pipeline_chunks = 1;
-  std::uint8_t qp_timeout = 20;  // world::WorldOptions::qp_timeout
+  std::uint8_t qp_timeout = world::kDefaultQpTimeout;
   coll::CostParams cost;  // for predictions and --algo auto without measurements
 };
 

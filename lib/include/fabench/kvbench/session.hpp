@@ -50,7 +50,7 @@ struct SessionOptions {
   std::uint32_t spin_before_yield = 0;
   std::uint32_t qps = 1;          // lanes per pair
   std::uint32_t send_depth = 256; // WRs in flight per lane (clamped to the device)
-  std::uint8_t qp_timeout = 20;   // world::WorldOptions::qp_timeout
+  std::uint8_t qp_timeout = world::kDefaultQpTimeout;
 };
 
 class Session final : public world::Job {

@@ -14,6 +14,7 @@
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/harness/context.hpp"
+#include "fabench/world/world.hpp"
 
 namespace fabench::world {
 
@@ -24,10 +25,7 @@ struct RankFlags {
   std::optional<std::uint16_t> master_port;
   std::optional<std::uint32_t> spin;
   bool print_all = false;
-  // RC ACK timeout, 4.096 us x 2^this before a retransmission (-u): 20 (4.3 s) as NCCL_IB_TIMEOUT, not
-  // perftest's 14 (67 ms), which under incast fires before ACKs come back and starts a storm of
-  // go-back-N retransmissions (docs/performance.md: the 8-rank 64 MiB one-shot).
-  std::uint32_t qp_timeout = 20;
+  std::uint32_t qp_timeout = kDefaultQpTimeout;  // -u
   std::optional<std::string> token;  // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
   std::optional<std::string> token_file;
 };

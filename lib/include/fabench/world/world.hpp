@@ -30,6 +30,11 @@ namespace fabench::world {
 [[nodiscard]] std::vector<std::uint32_t> halving_doubling_peers(std::uint32_t rank, std::uint32_t size);
 [[nodiscard]] std::vector<std::uint32_t> all_peers(std::uint32_t rank, std::uint32_t size);
 
+// RC ACK timeout of the N-rank binaries (-u): 4.096 us x 2^20 = 4.3 s before a retransmission,
+// as NCCL_IB_TIMEOUT; perftest's 14 (67 ms) fires under incast before the ACKs come back and
+// starts a storm of go-back-N retransmissions (docs/collectives.md).
+inline constexpr std::uint8_t kDefaultQpTimeout = 20;
+
 struct WorldOptions {
   std::uint64_t arena_bytes = 0;  // registered on every rank (the same size everywhere)
   std::uint32_t send_depth = 64;  // send WRs per QP
@@ -38,7 +43,7 @@ struct WorldOptions {
   std::uint32_t qps_per_peer = 1; // lanes: QPs to each peer (the same on every rank)
   std::uint32_t max_send_sge = 1; // gather entries per send WR, clamped to the device's max_sge
   bool recv_events = false;       // the receive CQ gets a completion channel (a rank can block on it)
-  std::uint8_t qp_timeout = 20;   // RC ACK timeout: 4.096 us x 2^this before a retransmission
+  std::uint8_t qp_timeout = kDefaultQpTimeout;  // RC ACK timeout: 4.096 us x 2^this
 };
 
 // A peer's arena, as this rank may write to it.
