@@ -27,7 +27,6 @@ set(FABENCH_HOT_OPT "" CACHE STRING "Compile options for the unit tests' compute
 # calling directory's targets.
 function(fabench_hot_sources)
   if(FABENCH_HOT_OPT)
-    set_source_files_properties(${ARGN} DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
-      PROPERTIES COMPILE_OPTIONS "${FABENCH_HOT_OPT}")
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${FABENCH_HOT_OPT}")
   endif()
 endfunction()
