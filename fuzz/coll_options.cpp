@@ -9,6 +9,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include <CLI/CLI.hpp>
+
 #include "fabench/collbench/cli.hpp"
 #include "fuzz_common.hpp"
 

@@ -11,6 +11,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include <CLI/CLI.hpp>
+
 #include "fabench/pair/options.hpp"
 #include "fuzz_common.hpp"
 

@@ -1,4 +1,5 @@
 // fabench-accept's command line: the spec from flags over a file, sizes, schedules, the bound.
+#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
 #include "fabench/acceptbench/cli.hpp"

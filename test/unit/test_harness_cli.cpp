@@ -1,6 +1,7 @@
 // Numeric flag checks: every error names the flag and the allowed range in
 // plain words, never CLI11's "Value 0 not in range 0.000000 to 1.79e308".
 // The device flags every binary takes; sizes, lists and path MTUs.
+#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // harness::SampleClock and --clock: the TSC's rate as measured over a loop
 // converts a stretch inside that loop to the nanoseconds CLOCK_MONOTONIC saw;
 // the invariant-TSC test agrees with the kernel's; the flag's values.
+#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
 #include <chrono>

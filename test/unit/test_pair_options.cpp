@@ -1,5 +1,6 @@
 // The command line of fabench-lat/-bw without a device: flags into Options,
 // contradictions refused with one line, lists expanded into TestSpecs.
+#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
 #include <string>

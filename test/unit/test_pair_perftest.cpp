@@ -3,6 +3,7 @@
 // one line; --output-format perftest prints perftest's layout, compared with
 // real perftest output captured in the test bed (fixtures/perftest, made by
 // fixtures/perftest/capture.sh) with every number masked.
+#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 #include "fabench/acceptbench/cli.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "fabench/accept/error.hpp"

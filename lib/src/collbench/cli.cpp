@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 namespace fabench::collbench {

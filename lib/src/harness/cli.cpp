@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include <CLI/CLI.hpp>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <limits>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "fabench/ctrl/wire.hpp"

@@ -3,6 +3,7 @@
 #include <array>
 #include <string_view>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "fabench/harness/cli.hpp"

@@ -4,6 +4,7 @@
 #include <span>
 #include <thread>
 
+#include <CLI/CLI.hpp>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>

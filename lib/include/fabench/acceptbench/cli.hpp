@@ -6,8 +6,6 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "fabench/accept/schedule.hpp"
 #include "fabench/accept/spec.hpp"
 #include "fabench/harness/cli.hpp"

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "fabench/collbench/session.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/world/launch.hpp"

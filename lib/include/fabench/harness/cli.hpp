@@ -15,9 +15,16 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "fabench/harness/context.hpp"
+
+// CLI11 costs seconds of compile time in every file that includes it, so
+// only the files that build or read a command line include <CLI/CLI.hpp>;
+// these declarations need only the names.
+namespace CLI {
+class App;
+class ParseError;
+class Validator;
+}  // namespace CLI
 
 namespace fabench::harness {
 

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "fabench/harness/cli.hpp"
 #include "fabench/kvbench/session.hpp"
 #include "fabench/world/launch.hpp"

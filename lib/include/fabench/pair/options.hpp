@@ -10,8 +10,6 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "fabench/harness/cli.hpp"
 #include "fabench/pair/perftest_flags.hpp"
 #include "fabench/pair/spec.hpp"

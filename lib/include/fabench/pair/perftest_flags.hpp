@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
+#include "fabench/harness/cli.hpp"
 #include "fabench/pair/side.hpp"
 #include "fabench/pair/spec.hpp"
 

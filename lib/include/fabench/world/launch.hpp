@@ -9,8 +9,6 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/harness/context.hpp"
@@ -26,7 +24,7 @@ struct RankFlags {
   std::optional<std::uint32_t> spin;
   bool print_all = false;
   std::uint32_t qp_timeout = kDefaultQpTimeout;  // -u
-  std::optional<std::string> token;  // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
+  std::optional<std::string> token;              // else --token-file, else FABENCH_TOKEN (ctrl/token.hpp)
   std::optional<std::string> token_file;
 };
 void add_rank_flags(CLI::App& app, RankFlags& flags);
