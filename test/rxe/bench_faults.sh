@@ -116,7 +116,7 @@ start_server "$LAT" 18714 "$WORK/s3.log" --timeout 5
   --benchmark_out="$WORK/killed.json" --benchmark_out_format=json >"$WORK/c3.out" 2>&1 &
 client=$!
 PIDS+=($client)
-for _ in $(seq 1200); do grep -q "^write_lat/rc/2/" "$WORK/c3.out" && break; sleep 0.1; done
+for _ in {1..1200}; do has "$WORK/c3.out" $'\nwrite_lat/rc/2/' && break; nap 0.1; done
 grep -q "^write_lat/rc/2/" "$WORK/c3.out" || { cat "$WORK/c3.out"; fail "first benchmark never finished"; }
 kill -9 "$SERVER_PID"
 killed_at=$SECONDS
@@ -141,7 +141,7 @@ start_server "$BW" 18715 "$WORK/s4.log" --timeout 5
 "$BW" -d "$DEV0" -p 18715 "$IP1" -s 65536 -n 2000000 --timeout 5 >"$WORK/c4.out" 2>&1 &
 client=$!
 PIDS+=($client)
-for _ in $(seq 300); do grep -q "connected" "$WORK/s4.log" && break; sleep 0.1; done
+for _ in {1..300}; do has "$WORK/s4.log" "connected" && break; nap 0.1; done
 sleep 2
 kill -9 "$client"
 timeout 120 "$LAT" -d "$DEV0" -p 18715 "$IP1" -n 200 --timeout 30 >"$WORK/c5.out" 2>&1 ||

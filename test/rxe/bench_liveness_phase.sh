@@ -24,7 +24,7 @@ cut() {
   "$@" -d "$DEV0" -p "$PROXY_PORT" 127.0.0.1 --timeout 30 >"$WORK/victim.out" 2>&1 &
   VICTIM=$!
   PIDS+=("$VICTIM")
-  for _ in $(seq 300); do grep -q "cut_proxy:" "$WORK/proxy.out" && break; sleep 0.05; done
+  for _ in {1..300}; do has "$WORK/proxy.out" "cut_proxy:" && break; nap 0.05; done
   grep -q "cut_proxy: $mode after" "$WORK/proxy.out" || { cat "$WORK/proxy.out" "$WORK/victim.out"; fail "proxy never reached phase $phase"; }
   served_within "$max_s" "$mode at $phase: ${*#"$build"/bench/}"
   kill -9 "$proxy" 2>/dev/null || true
