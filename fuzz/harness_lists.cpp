@@ -14,6 +14,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include <CLI/CLI.hpp>
+
 #include "fabench/coll/reduce.hpp"
 #include "fabench/coll/schedule.hpp"
 #include "fabench/harness/cli.hpp"
