@@ -4,9 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/error.hpp"
 
@@ -41,6 +44,18 @@ ctrl::CtrlError catch_ctrl(F&& f) {
   }
   FAIL("no CtrlError thrown");
   return ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol, "unreachable");
+}
+
+// A loopback TCP port that was free a moment ago.
+inline std::uint16_t unused_port() { return ctrl::Listener::bind("127.0.0.1", 0).port(); }
+
+// An environment holding exactly `vars`.
+inline ctrl::EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
 }
 
 }  // namespace fabench::test

@@ -11,7 +11,7 @@
 namespace fabench::test {
 
 // The pair's flags for `kind` parsed from `args` (CLI11 only: no contradiction checks).
-inline pair::Options parse_pair_options(pair::Kind kind, const std::vector<std::string>& args) {
+inline pair::Options parse(pair::Kind kind, const std::vector<std::string>& args) {
   CLI::App app;
   pair::Options o;
   pair::add_options(app, o, kind);

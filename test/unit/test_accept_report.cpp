@@ -12,7 +12,7 @@ using namespace fabench::accept;
 
 namespace {
 
-Attempt clean() {
+Attempt report_attempt() {
   Attempt a;
   a.duration_s = 2;
   a.bw_a_to_b_gbps = 97;
@@ -33,16 +33,16 @@ struct Run {
   Run() {
     spec.max_p99_us = 10;
     spec.zero_counters = {"symbol_error"};
-    Attempt bad = clean();
+    Attempt bad = report_attempt();
     bad.bw_a_to_b_gbps = 40;
     Attempt timeout;
     timeout.status = Status::kTimeout;
     timeout.reason = "peer silent for 10 s";
     timeout.duration_s = 12;
-    Attempt counted = clean();
+    Attempt counted = report_attempt();
     counted.counters_a = {{"symbol_error", 0}};
     counted.counters_b = {{"port_xmit_wait", 1200}, {"symbol_error", 0}};
-    results = {{{1, 2}, 0, {counted}}, {{0, 2}, 1, {timeout, clean()}}, {{0, 1}, 2, {bad, bad}}};
+    results = {{{1, 2}, 0, {counted}}, {{0, 2}, 1, {timeout, report_attempt()}}, {{0, 1}, 2, {bad, bad}}};
     judgement = judge(spec, nodes, results);
   }
   Report report() const { return {spec, nodes, results, judgement}; }

@@ -19,6 +19,8 @@ namespace coll = fabench::coll;
 
 namespace {
 
+using fabench::collbench::Cli;  // not acceptbench's, which a unity build (FABENCH_FAST_BUILD) may also see
+
 // The Cli after CLI11 parsed `args` with fabench-coll's options (a parse error fails the test).
 Cli parse(const std::vector<std::string>& args) {
   CLI::App app;
@@ -69,7 +71,7 @@ TEST_CASE("collbench cli: defaults: all-reduce, ring, f32, 1K..4M by 4", "[collc
   }
   CHECK(specs.front().count() == 256);
   // A Cli built by hand (no command line) means the same.
-  CHECK(build_specs(Cli{}).size() == 7);
+  CHECK(build_specs(fabench::collbench::Cli{}).size() == 7);
 }
 
 TEST_CASE("collbench cli: sizes: -s's list as given, or -b..-e by -f", "[collcli]") {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fabench/ctrl/bootstrap.hpp"
+#include "ctrl_support.hpp"
 
 using namespace fabench::ctrl;
 using namespace std::chrono_literals;
@@ -17,10 +18,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::uint16_t unused_port() {
-  auto l = Listener::bind("127.0.0.1", 0);
-  return l.port();
-}
+using fabench::test::unused_port;
 
 BootstrapConfig config(std::uint32_t rank, std::uint32_t size, std::uint16_t port,
                        std::chrono::milliseconds timeout = 5s) {

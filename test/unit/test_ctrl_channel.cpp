@@ -24,10 +24,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // A port nobody listens on (bound, then released).
-std::uint16_t unused_port() {
-  auto l = Listener::bind("127.0.0.1", 0);
-  return l.port();
-}
+using fabench::test::unused_port;
 
 }  // namespace
 

@@ -5,19 +5,14 @@
 #include <map>
 #include <string>
 
+#include "ctrl_support.hpp"
 #include "fabench/ctrl/bootstrap.hpp"
 
 using namespace fabench::ctrl;
 
 namespace {
 
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    const auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using fabench::test::env_of;
 
 CtrlError config_error_of(const EnvLookup& env, const BootstrapOptions& opts = {}) {
   try {

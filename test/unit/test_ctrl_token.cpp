@@ -78,13 +78,7 @@ std::pair<Outcome, Outcome> handshake(const std::string& client_token, const std
   return {c, server_side.get()};
 }
 
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    const auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using fabench::test::env_of;
 
 // A file that is removed again when the test ends.
 struct TempFile {

@@ -53,13 +53,13 @@ TEST_CASE("the clock flag: auto, tsc and monotonic, one line for anything else",
 
 TEST_CASE("fabench-lat takes --clock, checked with the other flags; fabench-bw does not", "[clock]") {
   using fabench::pair::Kind;
-  auto o = fabench::test::parse_pair_options(Kind::kLatency, {"--clock", "monotonic"});
+  auto o = fabench::test::parse(Kind::kLatency, {"--clock", "monotonic"});
   CHECK(o.clock == "monotonic");
   CHECK_NOTHROW(fabench::pair::check_contradictions(o));
-  CHECK(fabench::test::parse_pair_options(Kind::kLatency, {}).clock == "auto");
-  o = fabench::test::parse_pair_options(Kind::kLatency, {"--clock", "hpet"});
+  CHECK(fabench::test::parse(Kind::kLatency, {}).clock == "auto");
+  o = fabench::test::parse(Kind::kLatency, {"--clock", "hpet"});
   CHECK_THROWS_WITH(fabench::pair::check_contradictions(o), "--clock hpet: expected auto, tsc or monotonic");
-  CHECK_THROWS_AS(fabench::test::parse_pair_options(Kind::kBandwidth, {"--clock", "tsc"}), CLI::ParseError);
+  CHECK_THROWS_AS(fabench::test::parse(Kind::kBandwidth, {"--clock", "tsc"}), CLI::ParseError);
 }
 
 TEST_CASE("the invariant-TSC bit agrees with the kernel's nonstop_tsc flag", "[clock]") {

@@ -24,7 +24,7 @@ struct Pair {
   int theirs;
 };
 
-Pair socket_pair() {
+Pair channel_and_fd() {
   std::array<int, 2> fds{};
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds.data()) == 0);
   return {Channel(fds[0]), fds[1]};
@@ -34,7 +34,7 @@ Pair socket_pair() {
 // locally), each spin taking `spin`, until the Watchdog says stop or `limit`
 // passes; returns the seconds from the peer's close to the stop.
 double seconds_to_notice(std::chrono::microseconds spin, std::chrono::seconds limit) {
-  auto [ch, peer] = socket_pair();
+  auto [ch, peer] = channel_and_fd();
   Watchdog w(std::chrono::milliseconds(30'000), &ch);
   std::uint64_t progress = 0;
   // Run a while first, so the check interval has adapted to the spin cost.
@@ -74,7 +74,7 @@ TEST_CASE("a busy loop with cheap spins notices a closed control channel at once
   CHECK(s >= 0);
   CHECK(s < 0.5);
   // Cheap spins: the interval grew to its ceiling (a clock read per 4096 spins).
-  auto [ch, peer] = socket_pair();
+  auto [ch, peer] = channel_and_fd();
   Watchdog w(std::chrono::milliseconds(30'000), &ch);
   for (std::uint64_t i = 0; i < 1'000'000; ++i) (void)w.stalled(i);
   CHECK(w.check_every() == Watchdog::kWatchEvery);
@@ -83,7 +83,7 @@ TEST_CASE("a busy loop with cheap spins notices a closed control channel at once
 
 TEST_CASE("a partial frame left by a peer that then closed reads as closed, not as more to come",
           "[harness][loop][ctrl]") {
-  auto [ch, peer] = socket_pair();
+  auto [ch, peer] = channel_and_fd();
   const std::array<std::uint8_t, 5> part{0x46, 0x42, 0x43, 0x50, 0x03};
   REQUIRE(::write(peer, part.data(), part.size()) == static_cast<ssize_t>(part.size()));
   CHECK(ch.poll_incoming() == Channel::Incoming::kNothing);
@@ -93,7 +93,7 @@ TEST_CASE("a partial frame left by a peer that then closed reads as closed, not 
 
 TEST_CASE("a Watchdog with a long busy interval looks at the channel rarely while its loop moves, often once it waits",
           "[harness][loop]") {
-  auto [ch, peer] = socket_pair();
+  auto [ch, peer] = channel_and_fd();
   Watchdog w(std::chrono::milliseconds(30'000), &ch, Watchdog::kBusyPollLongNs);
   std::uint64_t progress = 0;
   REQUIRE_FALSE(w.stalled_now(++progress));  // its first look: the peer is there
@@ -114,7 +114,7 @@ TEST_CASE("a Watchdog with a long busy interval looks at the channel rarely whil
   INFO("noticed after " << s << " s");
   CHECK(s < 0.05);
   // Moving again, it still looks every kBusyPollLongNs: a peer lost while the loop moves is found.
-  auto [ch2, peer2] = socket_pair();
+  auto [ch2, peer2] = channel_and_fd();
   Watchdog w2(std::chrono::milliseconds(30'000), &ch2, Watchdog::kBusyPollLongNs);
   REQUIRE_FALSE(w2.stalled_now(++progress));
   ::close(peer2);

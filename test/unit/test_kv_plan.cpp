@@ -22,7 +22,7 @@ namespace {
 using Pools = std::vector<std::vector<std::byte>>;
 
 // L = 2, S = 2, H = 8, 4 tokens x 4 elems x 2 B = 32 B per head chunk; B = 4 (last partial).
-KvSpec small_gqa() {
+KvSpec gqa_spec() {
   KvSpec s;
   s.model = ModelShape{"gqa", 2, 8, 4, false, 0, 0, Dtype::kFp16};
   s.page_tokens = 4;
@@ -33,7 +33,7 @@ KvSpec small_gqa() {
 
 // H = 2 (replicated past TP 2); chunks of 3 x 3 x 1 = 9 B, so words have a 1-byte tail.
 KvSpec small_odd() {
-  KvSpec s = small_gqa();
+  KvSpec s = gqa_spec();
   s.model = ModelShape{"odd", 3, 2, 3, false, 0, 0, Dtype::kFp8};
   s.page_tokens = 3;
   s.isl = 7;
@@ -41,7 +41,7 @@ KvSpec small_odd() {
 }
 
 KvSpec small_mla() {
-  KvSpec s = small_gqa();
+  KvSpec s = gqa_spec();
   s.model = ModelShape{"mla", 3, 1, 8, true, 6, 2, Dtype::kFp8};
   return s;
 }
@@ -110,7 +110,7 @@ std::uint64_t total_wrs(const std::vector<PairPlan>& plans) {
 
 TEST_CASE("kv: every plan covers each decode byte once and executes clean", "[kv]") {
   const std::vector<std::pair<std::uint32_t, std::uint32_t>> tps{{1, 1}, {2, 1}, {1, 2}, {2, 4}, {8, 2}};
-  for (const KvSpec& base : {small_gqa(), small_odd(), small_mla()}) {
+  for (const KvSpec& base : {gqa_spec(), small_odd(), small_mla()}) {
     for (Layout layout : {Layout::kContiguous, Layout::kLayerMajor, Layout::kBlockMajor}) {
       for (bool merge : {true, false}) {
         for (Direction dir : {Direction::kPush, Direction::kPull}) {
@@ -185,7 +185,7 @@ TEST_CASE("kv: merged WR counts at fragmentation 0, by hand", "[kv]") {
       {Layout::kLayerMajor, 8, 2, Direction::kPush, 4, 8 * 2 * 4 * 4},
   };
   for (const Case& c : cases) {
-    KvSpec s = small_gqa();
+    KvSpec s = gqa_spec();
     s.layout = c.layout;
     s.prefill_tp = c.p;
     s.decode_tp = c.d;
@@ -198,7 +198,7 @@ TEST_CASE("kv: merged WR counts at fragmentation 0, by hand", "[kv]") {
 }
 
 TEST_CASE("kv: fragmentation costs merged WRs; max_wr_bytes caps a run", "[kv]") {
-  KvSpec s = small_gqa();
+  KvSpec s = gqa_spec();
   s.batch = 4;
   s.isl = 64;  // 16 blocks, N = 64
   const std::uint64_t frag0 = plan_stats(s).wrs;

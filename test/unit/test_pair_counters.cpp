@@ -13,7 +13,7 @@ using fabench::harness::UsageError;
 
 namespace {
 
-Options parse(Kind kind, const std::vector<std::string>& args) { return fabench::test::parse_pair_options(kind, args); }
+using fabench::test::parse;
 
 }  // namespace
 

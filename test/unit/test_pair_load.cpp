@@ -171,8 +171,7 @@ TEST_CASE("the load's stream spec: RC bandwidth, signalled about every 64 KiB", 
 }
 
 TEST_CASE("load flag: each latency spec is followed by its loaded twin", "[pair][load][cli]") {
-  auto o = fabench::test::parse_pair_options(Kind::kLatency,
-                                             {"host", "--op", "write,read", "-s", "2,64", "--load", "write,64K"});
+  auto o = fabench::test::parse(Kind::kLatency, {"host", "--op", "write,read", "-s", "2,64", "--load", "write,64K"});
   check_contradictions(o);
   const auto specs = build_specs(o, Kind::kLatency);
   std::vector<std::string> names;
@@ -184,16 +183,16 @@ TEST_CASE("load flag: each latency spec is followed by its loaded twin", "[pair]
 }
 
 TEST_CASE("load flag: usage errors", "[pair][load][cli]") {
-  auto bad = fabench::test::parse_pair_options(Kind::kLatency, {"host", "--load", "write,64K,rate=2GB"});
+  auto bad = fabench::test::parse(Kind::kLatency, {"host", "--load", "write,64K,rate=2GB"});
   CHECK_THROWS_AS(check_contradictions(bad), UsageError);
-  auto server = fabench::test::parse_pair_options(Kind::kLatency, {"--load", "write,64K"});
+  auto server = fabench::test::parse(Kind::kLatency, {"--load", "write,64K"});
   CHECK_THROWS_WITH(check_contradictions(server),
                     "--load is a client option: the server builds what each client asks for");
-  auto table = fabench::test::parse_pair_options(Kind::kLatency, {"host", "--load", "write,64K", "--out_json"});
+  auto table = fabench::test::parse(Kind::kLatency, {"host", "--load", "write,64K", "--out_json"});
   CHECK_THROWS_WITH(check_contradictions(table),
                     "--load does not combine with perftest's report (--output, --out_json, -w, -y)");
   // fabench-bw has no --load.
-  CHECK_THROWS(fabench::test::parse_pair_options(Kind::kBandwidth, {"host", "--load", "write,64K"}));
+  CHECK_THROWS(fabench::test::parse(Kind::kBandwidth, {"host", "--load", "write,64K"}));
 }
 
 TEST_CASE("token bucket: holds the rate exactly, however coarse the clock", "[pair][load]") {

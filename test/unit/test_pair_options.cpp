@@ -14,7 +14,7 @@ using fabench::harness::UsageError;
 
 namespace {
 
-Options parse(Kind kind, const std::vector<std::string>& args) { return fabench::test::parse_pair_options(kind, args); }
+using fabench::test::parse;
 
 std::vector<std::string> names(const std::vector<TestSpec>& specs) {
   std::vector<std::string> out;

@@ -28,7 +28,7 @@ namespace verbs = fabench::verbs;
 
 namespace {
 
-Options parse(Kind kind, const std::vector<std::string>& args) { return fabench::test::parse_pair_options(kind, args); }
+using fabench::test::parse;
 
 // Parses and checks; the UsageError's line, or "" when accepted.
 std::string refusal(Kind kind, std::vector<std::string> args) {

@@ -10,8 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-json number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-
 json attempt_json(const Attempt& at, const std::vector<Violation>& violations) {
   json v = json::array();
   for (const auto& x : violations) v.push_back({{"rule", rule_name(x.rule)}, {"text", x.text}});
@@ -67,8 +65,10 @@ json report_json(const Report& r, const json& metadata) {
   json fleet = json::object();
   for (std::size_t m = 0; m < kMetrics; ++m) {
     const FleetStat& f = j.fleet[m];
-    fleet[std::string(metric_name(static_cast<Metric>(m)))] = {
-        {"count", f.count}, {"median", number(f.median)}, {"mad", number(f.mad)}, {"threshold", number(f.threshold)}};
+    fleet[std::string(metric_name(static_cast<Metric>(m)))] = {{"count", f.count},
+                                                               {"median", number_or_null(f.median)},
+                                                               {"mad", number_or_null(f.mad)},
+                                                               {"threshold", number_or_null(f.threshold)}};
   }
   return {{"fabench_accept", kReportVersion},
           {"metadata", metadata},

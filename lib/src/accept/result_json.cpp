@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-json number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-
 [[noreturn]] void bad(std::string_view origin, std::string_view field, std::string_view what, const json& got) {
   throw AcceptError(fmt::format("{}: {} {} (got {})", origin, field, what, got.dump()));
 }
@@ -77,17 +75,19 @@ Status status_from(const json& v, std::string_view origin) {
 
 }  // namespace
 
+json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
 json attempt_to_json(const Attempt& a) {
   return {{"status", status_name(a.status)},
           {"reason", a.reason},
           {"qps", a.qps},
           {"duration_s", a.duration_s},
-          {"bw_a_to_b_gbps", number(a.bw_a_to_b_gbps)},
-          {"bw_b_to_a_gbps", number(a.bw_b_to_a_gbps)},
-          {"bw_bidir_gbps", number(a.bw_bidir_gbps)},
-          {"lat_p50_us", number(a.lat_p50_us)},
-          {"lat_p99_us", number(a.lat_p99_us)},
-          {"lat_max_us", number(a.lat_max_us)},
+          {"bw_a_to_b_gbps", number_or_null(a.bw_a_to_b_gbps)},
+          {"bw_b_to_a_gbps", number_or_null(a.bw_b_to_a_gbps)},
+          {"bw_bidir_gbps", number_or_null(a.bw_bidir_gbps)},
+          {"lat_p50_us", number_or_null(a.lat_p50_us)},
+          {"lat_p99_us", number_or_null(a.lat_p99_us)},
+          {"lat_max_us", number_or_null(a.lat_max_us)},
           {"lanes_a_to_b_gbps", a.lanes_a_to_b_gbps},
           {"lanes_b_to_a_gbps", a.lanes_b_to_a_gbps},
           {"counters_a", a.counters_a},

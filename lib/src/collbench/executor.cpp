@@ -16,9 +16,10 @@ namespace fabench::collbench {
 
 namespace {
 
+using harness::kPollBatch;
+
 constexpr std::uint64_t kAlign = 64;
 constexpr std::uint32_t kParityBit = 1U << 31;
-constexpr int kPollBatch = 16;
 
 std::uint64_t align_up(std::uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 

@@ -34,8 +34,6 @@ constexpr LaunchSource kLaunchSources[] = {
     {"SLURM_PROCID", "SLURM_NTASKS", "Slurm (SLURM_PROCID/SLURM_NTASKS)"},
 };
 
-[[noreturn]] void config_error(const std::string& text) { throw CtrlError(CtrlError::Kind::kConfig, text); }
-
 // A set variable with a non-empty value (an exported-but-empty variable
 // counts as unset: shells and job scripts produce those).
 std::optional<std::string> get(const EnvLookup& env, const std::string& name) {

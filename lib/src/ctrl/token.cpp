@@ -23,7 +23,6 @@ using std::chrono::milliseconds;
 // The Error text with which an accepting end refuses a wrong proof.
 constexpr std::string_view kMismatch = "token mismatch";
 
-[[noreturn]] void config_error(const std::string& text) { throw CtrlError(CtrlError::Kind::kConfig, text); }
 [[noreturn]] void auth_error(const std::string& text) { throw CtrlError(CtrlError::Kind::kAuth, text); }
 
 std::string read_token_file(const std::string& path) {

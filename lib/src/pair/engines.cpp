@@ -23,8 +23,8 @@ using harness::Samples;
 using harness::wait_cq;
 using harness::Watchdog;
 
-constexpr int kPollBatch = 16;
-constexpr auto kSignaled = static_cast<std::uint32_t>(IBV_SEND_SIGNALED);
+using harness::kPollBatch;
+using harness::kSignaled;
 
 RunResult fail(std::string text) {
   RunResult r;

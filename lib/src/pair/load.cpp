@@ -20,8 +20,8 @@ namespace {
 using harness::now_ns;
 using harness::UsageError;
 
-constexpr int kPollBatch = 16;
-constexpr auto kSignaled = static_cast<std::uint32_t>(IBV_SEND_SIGNALED);
+using harness::kPollBatch;
+using harness::kSignaled;
 // What a paced load saves while held up, at least one message: a sleep that
 // overslept (a coarse timer, a busy CPU: several ms in an emulated guest) is
 // caught up within this much, so the offered rate holds on average. The send

@@ -13,6 +13,8 @@
 
 namespace fabench::accept {
 
+// A measured value, or null when it is NaN (not measured).
+[[nodiscard]] nlohmann::json number_or_null(double v);
 [[nodiscard]] nlohmann::json attempt_to_json(const Attempt& a);
 [[nodiscard]] Attempt attempt_from_json(const nlohmann::json& j, std::string_view origin);
 [[nodiscard]] nlohmann::json pair_result_to_json(const PairResult& p);

@@ -32,4 +32,7 @@ class CtrlError : public std::runtime_error {
   Kind kind_;
 };
 
+// Throws CtrlError kConfig: a bad setting (rank, size, address, port, token) named in `what`.
+[[noreturn]] inline void config_error(const std::string& what) { throw CtrlError(CtrlError::Kind::kConfig, what); }
+
 }  // namespace fabench::ctrl

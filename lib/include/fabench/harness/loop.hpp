@@ -37,6 +37,11 @@ namespace fabench::harness {
 // The watched control channel is looked at no more often than this.
 inline constexpr std::uint64_t kControlPollNs = 10'000'000;
 
+// Work completions taken per ibv_poll_cq call by the timed loops.
+inline constexpr int kPollBatch = 16;
+// IBV_SEND_SIGNALED as the unsigned that ibv_send_wr::send_flags holds.
+inline constexpr auto kSignaled = static_cast<std::uint32_t>(IBV_SEND_SIGNALED);
+
 // Detects a stalled loop: no change of its progress count for the stall
 // duration. Optionally it also watches the control channel of the rank that
 // drives the run (a pair's leader), so that a driver that died, stopped or
