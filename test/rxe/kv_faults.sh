@@ -20,9 +20,9 @@ start_world() {
     RANK_PIDS+=($!)
     PIDS+=($!)
   done
-  for _ in $(seq 120); do grep -q "world up" "$WORK/rank0.out" && break; sleep 0.5; done
+  for _ in {1..600}; do has "$WORK/rank0.out" "world up" && break; nap 0.1; done
   grep -q "world up" "$WORK/rank0.out" || { cat "$WORK"/rank*.out; fail "the world never came up"; }
-  sleep 3
+  nap 3
   for p in "${RANK_PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { cat "$WORK"/rank*.out; fail "a rank exited before the fault"; }; done
 }
 

@@ -24,6 +24,7 @@ expect 2 "no command given" "$vm"
 expect 2 "unknown option '--bogus'" "$vm" --bogus -- true
 expect 2 "--timeout: 'soon'" "$vm" --timeout soon -- true
 expect 2 "--env: 'novalue'" "$vm" --env novalue -- true
+expect 2 "--kernel-arg: 'a b' is not one kernel argument" "$vm" --kernel-arg "a b" -- true
 # The switch's options (issue 12), refused before any boot.
 expect 2 "--devices: '1' is not a device count from 2 to 16" "$vm" --devices 1 -- true
 expect 2 "--devices: '17' is not" "$vm" --devices 17 -- true
