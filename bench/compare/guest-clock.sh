@@ -19,9 +19,9 @@ EOF2
 }
 while (($#)); do
   case $1 in
-    --rounds) rounds=${2:?}; shift ;;
-    -R) regex=${2:?}; shift ;;
-    --build) build=${2:?}; shift ;;
+    --rounds) rounds=${2:-}; [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "$prog: error: --rounds needs a positive number" >&2; exit 2; }; shift ;;
+    -R) regex=${2:?-R needs a regex}; shift ;;
+    --build) build=${2:?--build needs a directory}; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "$prog: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
