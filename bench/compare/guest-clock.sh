@@ -3,8 +3,8 @@
 # guest kernel between its HPET and its TSC (sysfs, same boot), alternating,
 # and times under each: 200 starts of /bin/true, 100 000 clock_gettime calls
 # from Python, and a set of rxe tests (ctest). The TSC is a choice only when
-# the kernel trusts it, so boot with --kernel-arg tsc=reliable:
-#   tools/softroce-vm --wire --kernel-arg tsc=reliable -- bench/compare/guest-clock.sh [--rounds N]
+# the kernel trusts it: tools/softroce-vm boots TCG guests with tsc=reliable.
+#   tools/softroce-vm --wire -- bench/compare/guest-clock.sh [--rounds N]
 set -euo pipefail
 prog=guest-clock.sh
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +30,7 @@ done
 [[ ${FABENCH_IN_VM:-} == 1 ]] || { echo "$prog: error: run inside tools/softroce-vm (see --help)" >&2; exit 2; }
 cs=/sys/devices/system/clocksource/clocksource0
 grep -qw tsc $cs/available_clocksource ||
-  { echo "$prog: error: the guest kernel offers no TSC clocksource ($(cat $cs/available_clocksource)); boot with --kernel-arg tsc=reliable" >&2; exit 2; }
+  { echo "$prog: error: the guest kernel offers no TSC clocksource ($(cat $cs/available_clocksource)); the kernel needs tsc=reliable on its command line" >&2; exit 2; }
 echo "clocksources: $(cat $cs/available_clocksource)"
 TIMEFORMAT=%R
 status=0

@@ -49,15 +49,19 @@ expect 2 "apt-get download linux-image-0.0.0-nonexistent failed" \
   env FABENCH_CACHE="$work/cache" FABENCH_KERNEL_PKG=linux-image-0.0.0-nonexistent "$vm" -- true
 
 # The command's exit status and both output streams come back, and arguments
-# with spaces, quotes and dollars arrive exactly (one guest for both).
+# with spaces, quotes and dollars arrive exactly; the guest's clock is the TSC
+# (tsc=reliable under TCG; kvm-clock under KVM). One guest for all.
 rc=0
 # shellcheck disable=SC2016  # $@ and $HOME are for the guest's sh, unexpanded here
-out=$("$vm" -- sh -c 'printf "<%s>" "$@"; echo; echo to-stderr >&2; exit 7' sh "a b" "c'd" '$HOME' \
-  2>"$work/err") || rc=$?
+out=$("$vm" -- sh -c 'printf "<%s>" "$@"; echo; cat /sys/devices/system/clocksource/clocksource0/current_clocksource
+  echo to-stderr >&2; exit 7' sh "a b" "c'd" '$HOME' 2>"$work/err") || rc=$?
 [[ $rc == 7 ]] || fail "exit status $rc, expected the command's 7"
-[[ $out == "<a b><c'd><\$HOME>" ]] || fail "stdout was '$out'"
+[[ ${out%%$'\n'*} == "<a b><c'd><\$HOME>" ]] || fail "stdout was '$out'"
 grep -q to-stderr "$work/err" || fail "stderr did not come back"
 ok "exit status 7, both output streams and the arguments quoted exactly came back"
+clock=${out#*$'\n'}
+[[ $clock == tsc || $clock == kvm-clock ]] || fail "the guest's clocksource is '$clock', not the TSC"
+ok "the guest's clocksource: $clock"
 
 # A netem spec that only tc can judge: refused from inside the guest, still
 # one "softroce-vm: error:" line and exit status 2.
