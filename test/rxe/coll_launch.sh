@@ -20,9 +20,13 @@ SMALL=4,12,1028
 # per collective x type x size: allreduce 5 algorithms, allgather 1, reducescatter 1, alltoall 2
 per_size=9
 
+# list_len LIST: the number of entries of a comma list.
+list_len() { echo $(($(tr -cd , <<<"$1" | wc -c) + 1)); }
+
 run_launch() {
   local n=$1 dtypes=$2 sizes=$3
-  local nd=$(( $(tr -cd , <<<"$dtypes" | wc -c) + 1 )) ns=$(( $(tr -cd , <<<"$sizes" | wc -c) + 1 ))
+  local nd ns
+  nd=$(list_len "$dtypes") ns=$(list_len "$sizes")
   local out=$WORK/launch$n.json rc=0
   timeout 600 "$LAUNCH" -n "$n" -- "$COLL" -d "$DEV0,$DEV1" "${ALL[@]}" --dtype "$dtypes" -s "$sizes" -n 3 \
     --timeout 20 --benchmark_format=json >"$out" 2>"$WORK/launch$n.err" || rc=$?
@@ -47,7 +51,7 @@ else
   run_launch 5 f32 "$SIZES"
   run_launch 5 f16 "$SMALL"
 fi
-nls=$(( $(tr -cd , <<<"$LAUNCHER_SIZES" | wc -c) + 1 ))
+nls=$(list_len "$LAUNCHER_SIZES")
 
 # mpirun: rank and size from OMPI_COMM_WORLD_*. One type per launcher below
 # (bf16 here, f32 under srun): every type already ran under fabench-launch.
