@@ -19,10 +19,12 @@ start_server "$BW" 18711 "$WORK/server.log" --timeout 20
 
 # --- a clean wire: packets of both ends match the payload -------------------
 # -u 20 (ACK timeout 4.3 s, not 67 ms): a vCPU of the emulated guest can stall
-# for longer than 67 ms on a busy host; rxe's retry timer then fires and a
-# retry can leave the responder one out-of-sequence request (seen once: 8
-# retries, 74 duplicates, 1 out of sequence), which this clean-wire check
-# would take for a loss.
+# for longer than 67 ms on a busy host, and rxe's retry timer would fire.
+# The wire keeps each QP's packets in order only because tools/softroce-vm
+# turns on Receive Packet Steering: without it, on a host busy compiling, one
+# clean run in about 20 saw an out-of-sequence request with nothing dropped
+# (packets of one QP overtaking each other between two CPUs' backlogs; CI of
+# af61467 failed here so; bench/compare/wire-order.sh, docs/testbed.md).
 N=500 SIZE=65536
 timeout 120 "$BW" -d "$DEV0" -p 18711 "$IP1" -s $SIZE -n $N --timeout 20 -u 20 \
   --benchmark_out="$WORK/bw.json" --benchmark_out_format=json >"$WORK/bw.out" 2>&1 ||

@@ -54,14 +54,17 @@ expect 2 "apt-get download linux-image-0.0.0-nonexistent failed" \
 rc=0
 # shellcheck disable=SC2016  # $@ and $HOME are for the guest's sh, unexpanded here
 out=$("$vm" -- sh -c 'printf "<%s>" "$@"; echo; cat /sys/devices/system/clocksource/clocksource0/current_clocksource
-  echo to-stderr >&2; exit 7' sh "a b" "c'd" '$HOME' 2>"$work/err") || rc=$?
+  cat /sys/class/net/veth1/queues/rx-0/rps_cpus; echo to-stderr >&2; exit 7' sh "a b" "c'd" '$HOME' 2>"$work/err") || rc=$?
 [[ $rc == 7 ]] || fail "exit status $rc, expected the command's 7"
 [[ ${out%%$'\n'*} == "<a b><c'd><\$HOME>" ]] || fail "stdout was '$out'"
 grep -q to-stderr "$work/err" || fail "stderr did not come back"
 ok "exit status 7, both output streams and the arguments quoted exactly came back"
-clock=${out#*$'\n'}
+clock=${out#*$'\n'} rps=${clock#*$'\n'} clock=${clock%%$'\n'*}
 [[ $clock == tsc || $clock == kvm-clock ]] || fail "the guest's clocksource is '$clock', not the TSC"
 ok "the guest's clocksource: $clock"
+# Receive Packet Steering on the veths keeps each flow in order (docs/testbed.md).
+[[ $rps =~ ^[0-9a-f,]+$ && $rps =~ [1-9a-f] ]] || fail "veth1's rps_cpus is '$rps', not a CPU mask"
+ok "veth1 steers each flow to one CPU (rps_cpus $rps)"
 
 # A netem spec that only tc can judge: refused from inside the guest, still
 # one "softroce-vm: error:" line and exit status 2.
