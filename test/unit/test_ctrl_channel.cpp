@@ -46,7 +46,7 @@ TEST_CASE("messages cross a loopback channel intact, both ways", "[ctrl][channel
   // A large message (many endpoints) crosses in several socket writes.
   EndpointExchange big{1, std::vector<fabench::verbs::Endpoint>(100'000)};
   for (std::uint32_t i = 0; i < big.endpoints.size(); ++i) big.endpoints[i].qpn = i;
-  std::thread sender([&client = client, &big] { client.send(big, 10s); });
+  std::jthread sender([&client = client, &big] { client.send(big, 10s); });
   const auto got = std::get<EndpointExchange>(server.recv(10s));
   sender.join();
   CHECK(got == big);
@@ -102,7 +102,7 @@ TEST_CASE("a peer that stops mid-message times out as such", "[ctrl][channel]") 
 TEST_CASE("a peer that closes is reported at once, not after the timeout", "[ctrl][channel]") {
   auto [client, server] = connect_pair();
   server.set_peer(5, "host-c");
-  std::thread closer([&client = client] {
+  std::jthread closer([&client = client] {
     std::this_thread::sleep_for(100ms);
     client.close();
   });
@@ -228,7 +228,7 @@ TEST_CASE("connecting: unresolvable host, refused, and a server that starts late
   SECTION("a server that starts after its client") {
     const auto port = unused_port();
     std::optional<Listener> late;
-    std::thread starter([&] {
+    std::jthread starter([&] {
       std::this_thread::sleep_for(300ms);
       late.emplace(Listener::bind("127.0.0.1", port));
     });
@@ -251,7 +251,7 @@ TEST_CASE("Keepalives restart a wait and are never returned", "[ctrl][channel]")
   auto [client, server] = connect_pair();
   // Four keepalives 150 ms apart keep a 400 ms wait going for 600 ms; the
   // message that follows is the one recv() returns.
-  std::thread sender([&c = client] {
+  std::jthread sender([&c = client] {
     for (int i = 0; i < 4; ++i) {
       std::this_thread::sleep_for(150ms);
       c.send(Keepalive{});

@@ -42,13 +42,15 @@ TEST_CASE("a Heartbeat keeps a peer's recv_live waiting for as long as it beats"
   auto [client, server] = connect_pair();
   std::mutex send_mutex;
   Clock::time_point t0;
-  std::thread worker;
+  // Joined on every way out: a failed REQUIRE below throws, and a joinable
+  // std::thread's destructor would abort the whole test run.
+  std::jthread worker;
   {
     const Heartbeat beat({&client}, send_mutex, 100ms);
     t0 = Clock::now();
     // The owner's own message comes after 1 s, five times the 200 ms of
     // silence the reader allows, sent under the same mutex as the beats.
-    worker = std::thread([&c = client, &send_mutex] {
+    worker = std::jthread([&c = client, &send_mutex] {
       std::this_thread::sleep_for(1s);
       const std::lock_guard lock(send_mutex);
       c.send(Barrier{42});
