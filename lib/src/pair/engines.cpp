@@ -508,22 +508,32 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
         if (tx_done == tx_total) t_end = now_ns();
       }
     }
-    // Receive and repost.
+    // Receive and repost, draining the receive CQ (batch after batch while
+    // they come back full, up to a queue's depth) before the next sends are
+    // posted. A side that also sends (bidirectional) posts up to a window of
+    // sends per pass; reposting only one batch per pass let the peer's
+    // messages use up the receive queue: RNR NAKs, then the peer waits out
+    // its RNR timer (rxe's send_rnr_err counted it).
     if (rx_done < rx_total) {
-      const int n = side.recv_cq().poll(wcs);
-      if (n < 0) [[unlikely]]
-        return fail("ibv_poll_cq failed on the receive CQ");
-      for (int k = 0; k < n; ++k) {
-        if (wcs[k].status != IBV_WC_SUCCESS) [[unlikely]]
-          return completion_failure(side, wcs[k]);
-        const auto q = static_cast<std::uint32_t>(wcs[k].wr_id);
-        --rx_posted[q];
-        if (ring.post(side, q) != 0) [[unlikely]]
-          return fail("ibv_post_recv failed while reposting a receive");
-        ++rx_posted[q];
-      }
-      if (n > 0) {
-        rx_done += static_cast<std::uint64_t>(n);
+      std::uint32_t drained = 0;
+      int n = 0;
+      do {
+        n = side.recv_cq().poll(wcs);
+        if (n < 0) [[unlikely]]
+          return fail("ibv_poll_cq failed on the receive CQ");
+        for (int k = 0; k < n; ++k) {
+          if (wcs[k].status != IBV_WC_SUCCESS) [[unlikely]]
+            return completion_failure(side, wcs[k]);
+          const auto q = static_cast<std::uint32_t>(wcs[k].wr_id);
+          --rx_posted[q];
+          if (ring.post(side, q) != 0) [[unlikely]]
+            return fail("ibv_post_recv failed while reposting a receive");
+          ++rx_posted[q];
+        }
+        drained += static_cast<std::uint32_t>(n);
+      } while (n == kPollBatch && drained < spec.rx_depth);
+      if (drained > 0) {
+        rx_done += drained;
         idle = false;
         if (unreliable) t_last_rx = now_ns();
       }
