@@ -60,16 +60,7 @@ mkdir -p "$out"
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-wait_listen() {
-  local port=$1 pid=$2 log=$3
-  for _ in $(seq 200); do
-    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
-    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "server on port $port exited early"; }
-    sleep 0.05
-  done
-  cat "$log" >&2; die "nothing listens on port $port"
-}
-
+. "$here/common.sh"   # wait_listen
 
 VG=(valgrind --tool=callgrind --quiet)
 # Same pinning as perftest.sh: client on CPU 0, servers on CPU 1.
@@ -77,7 +68,7 @@ CLI=() SRV=()
 if (($(nproc) >= 2)) && command -v taskset >/dev/null; then CLI=(taskset -c 0) SRV=(taskset -c 1); fi
 FBW_PORT=18711
 timeout $((run_timeout * 20)) "${SRV[@]}" "$BW" -d "$DEV1" -x "$GID" -p $FBW_PORT --timeout 600 >"$out/fabench-bw.server.log" 2>&1 &
-PIDS+=($!); wait_listen $FBW_PORT $! "$out/fabench-bw.server.log"
+PIDS+=($!); wait_listen $FBW_PORT $! "$out/fabench-bw.server.log" || die "the fabench-bw server did not start"
 pt_port=18900
 # run_pt TAG N QPS ARGS...: perftest's -n is per QP
 run_pt() {
@@ -86,7 +77,7 @@ run_pt() {
   pt_port=$((pt_port + 1))
   timeout "$run_timeout" "${SRV[@]}" ib_write_bw -d "$DEV1" -x "$GID" -p $pt_port "$@" -N -n $per_qp >"$out/$tag.server.txt" 2>&1 &
   local spid=$!
-  wait_listen $pt_port $spid "$out/$tag.server.txt"
+  wait_listen $pt_port $spid "$out/$tag.server.txt" || die "the ib_write_bw server did not start"
   local rc=0
   timeout "$run_timeout" "${CLI[@]}" "${VG[@]}" --callgrind-out-file="$out/$tag.cg" \
     ib_write_bw -d "$DEV0" -x "$GID" -p $pt_port "$@" -N -n $per_qp "$IP1" >"$out/$tag.txt" 2>&1 || rc=$?

@@ -14,6 +14,7 @@
 set -euo pipefail
 prog=coll.sh
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"   # wait_listen
 root=$(cd "$here/../.." && pwd)
 
 usage() {
@@ -274,7 +275,9 @@ run_link() {  # PAIR
   note "pair $p: ib_write_bw $dev0 -> $dev1, 64 MiB ..."
   timeout 120 ib_write_bw -d "$dev1" -x 1 -p "$port" -s 67108864 -n 5 --report_gbits >"$log.srv" 2>&1 &
   spid=$!
-  sleep 2
+  if ! wait_listen "$port" "$spid" "$log.srv"; then
+    failures=$((failures + 1)); return
+  fi
   timeout 120 ib_write_bw -d "$dev0" -x 1 -p "$port" -s 67108864 -n 5 --report_gbits "$ip1" >"$log.out" 2>&1 || rc=$?
   wait "$spid" || true
   local gbits

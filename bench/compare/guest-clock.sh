@@ -12,6 +12,7 @@
 set -euo pipefail
 prog=guest-clock.sh
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/bench/compare/common.sh"   # wait_listen
 rounds=2 regex='rxe:(bench_reversed|bench_token)$' build=$root/build/default latency=0
 usage() {
   cat <<EOF2
@@ -63,7 +64,7 @@ latency() {
   local port=$1 lat=$build/bench/fabench-lat srv f p rc=0
   taskset -c 1 chrt -i 0 "$lat" -d rxe1 -x 1 -p "$port" --timeout 20 >/dev/null 2>&1 &
   srv=$!
-  sleep 1.5
+  wait_listen "$port" $srv /dev/null || { kill $srv 2>/dev/null; return 1; }
   f=$(taskset -c 0 chrt -i 0 "$lat" -d rxe0 -x 1 -p "$port" 10.50.0.2 -I 0 --op write -s 2 -n 2000 --timeout 20 \
     --benchmark_format=json 2>/dev/null | python3 -c 'import json, sys
 print(" ".join("%.1f" % b["p50_us"] for b in json.load(sys.stdin)["benchmarks"]))') || { f=failed rc=1; }
@@ -71,7 +72,7 @@ print(" ".join("%.1f" % b["p50_us"] for b in json.load(sys.stdin)["benchmarks"])
   wait "$srv" 2>/dev/null || true
   timeout 60 taskset -c 1 chrt -i 0 ib_write_lat -d rxe1 -x 1 -s 2 -n 2000 -p $((port + 1)) >/dev/null 2>&1 &
   srv=$!
-  sleep 1.5
+  wait_listen $((port + 1)) $srv /dev/null || { kill $srv 2>/dev/null; return 1; }
   p=$(timeout 60 taskset -c 0 chrt -i 0 ib_write_lat -d rxe0 -x 1 -s 2 -n 2000 -p $((port + 1)) 10.50.0.2 2>/dev/null |
     awk '$1 == "2" { print $5 }') || true
   wait "$srv" 2>/dev/null || true

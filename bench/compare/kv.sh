@@ -7,12 +7,13 @@
 #    rxe0 = prefill, rank 1 on rxe1 = decode, over the veth wire).
 # 2. Posting overhead: WRs/s at 4 KiB per WR, fabench-kv --wr-sweep against
 #    ib_write_bw -s 4096 with the same queue settings (256 WRs in flight, a
-#    signaled WR every 16), alternated A B A B; prints the median ratio.
+#    signaled WR every 16), in pairs whose order alternates (A B, B A, ...); prints the median ratio.
 # Prints markdown tables; raw outputs go to --out.
 set -euo pipefail
 prog=kv.sh
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/common.sh"   # wait_listen
 
 usage() {
   cat <<EOF
@@ -75,17 +76,26 @@ fi
 
 echo "== WR rate at 4 KiB: fabench-kv --wr-sweep${kv_args:+ $kv_args} vs ib_write_bw, $pairs pairs of $wrs WRs =="
 isl_rate=$((wrs * 4096 / 131072))  # llama-3.1-8b: 131072 B/token
-for p in $(seq "$pairs"); do
+# One pair: fabench-kv then ib_write_bw, or the other way round (the order
+# alternates, so a drift of the guest hits both alike).
+kv_rate() {  # PAIR
   # shellcheck disable=SC2086 # kv_args: split into words on purpose
   "$LAUNCH" -n 2 --timeout 600 -- "$KV" -d rxe0,rxe1 -x 1 --timeout 60 --model llama-3.1-8b --isl "$isl_rate" \
     --wr-sweep -b 4K -e 4K --signal 16 -n 1 $kv_args \
-    --benchmark_out="$out/kv-rate-$p.json" --benchmark_out_format=json >"$out/kv-rate-$p.out" 2>&1 ||
-    { tail -20 "$out/kv-rate-$p.out"; echo "$prog: fabench-kv run $p failed" >&2; exit 1; }
-  timeout 300 ib_write_bw -d rxe1 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$p.out" 2>&1 &
-  sleep 1
-  timeout 300 ib_write_bw -d rxe0 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 10.50.0.2 >"$out/ib-rate-$p.out" 2>&1 ||
-    { cat "$out/ib-rate-$p.out"; echo "$prog: ib_write_bw run $p failed" >&2; exit 1; }
-  wait
+    --benchmark_out="$out/kv-rate-$1.json" --benchmark_out_format=json >"$out/kv-rate-$1.out" 2>&1 ||
+    { tail -20 "$out/kv-rate-$1.out"; echo "$prog: fabench-kv run $1 failed" >&2; exit 1; }
+}
+ib_rate() {  # PAIR
+  local spid
+  timeout 300 ib_write_bw -d rxe1 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$1.out" 2>&1 &
+  spid=$!
+  wait_listen 18790 $spid "$out/ib-server-$1.out" || exit 1
+  timeout 300 ib_write_bw -d rxe0 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 10.50.0.2 >"$out/ib-rate-$1.out" 2>&1 ||
+    { cat "$out/ib-rate-$1.out"; echo "$prog: ib_write_bw run $1 failed" >&2; exit 1; }
+  wait $spid || true
+}
+for p in $(seq "$pairs"); do
+  if ((p % 2)); then kv_rate "$p"; ib_rate "$p"; else ib_rate "$p"; kv_rate "$p"; fi
 done
 "$PY" - "$out" "$pairs" <<'PY'
 import json, statistics, sys

@@ -42,6 +42,11 @@ Options:
   --run-timeout S    limit of every single tool run in seconds (default 180)
   --no-pin           do not pin (default: client on CPU 0, servers on CPU 1, both tools)
   --no-idle          normal scheduling policy (default: SCHED_IDLE for both tools' processes)
+  --rps MODE         receive processing of each device's network interface (RoCE; root):
+                     local (Receive Packet Steering to the CPU its side is pinned to:
+                     rxe0's interface to CPU 0, rxe1's to CPU 1; the masks are put back at
+                     exit; the default in the test bed, with pinning) or keep (as it is;
+                     the default elsewhere)
   -h, --help         this help
 
 Devices: \$FABENCH_RXE_DEV0/DEV1 (rxe0/rxe1), server address \$FABENCH_RXE_IP1 (10.50.0.2).
@@ -51,7 +56,7 @@ die() { echo "$prog: error: $*" >&2; exit 2; }
 
 build=build/perf pairs=5 lat_iters=2000 bw_iters=2000 rate_iters=5000
 tests=write_lat_2,write_lat_4K,send_lat_2,send_lat_4K,read_lat_2,read_lat_4K,write_bw_64K,msgrate_8B
-callgrind=0 compare=1 cg_n1=2000 cg_n2=12000 out=${FABENCH_OUT:-} run_timeout=180 pin=1 idle=1 lat_clock=""
+callgrind=0 compare=1 cg_n1=2000 cg_n2=12000 out=${FABENCH_OUT:-} run_timeout=180 pin=1 idle=1 lat_clock="" rps=""
 while (($#)); do
   case "$1" in
     --build) build=${2:?}; shift ;;
@@ -69,6 +74,7 @@ while (($#)); do
     --run-timeout) run_timeout=${2:?}; shift ;;
     --no-pin) pin=0 ;;
     --no-idle) idle=0 ;;
+    --rps) rps=${2:?}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -77,6 +83,13 @@ done
 for v in pairs lat_iters bw_iters rate_iters cg_n1 cg_n2 run_timeout; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v//_/-}: '${!v}' is not a positive number"
 done
+# In the test bed a flow's receive CPU otherwise follows its hash, which
+# changes with the QP numbers from run to run (see steer_rx below).
+if [[ -z $rps ]]; then
+  if [[ ${FABENCH_IN_VM:-0} == 1 ]] && ((pin)); then rps=local; else rps=keep; fi
+fi
+[[ $rps == keep || $rps == local ]] || die "--rps: '$rps' is not keep or local"
+[[ $rps == keep || $pin == 1 ]] || die "--rps local steers to the CPUs of the pinning: drop --no-pin"
 ((rate_iters % 8 == 0)) || die "--rate-iters: $rate_iters is not a multiple of the post list (8); perftest refuses it"
 
 DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
@@ -114,18 +127,36 @@ echo "$prog: raw results in $raw" >&2
 
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-
-# wait_listen PORT PID LOG: until something listens on TCP PORT (10 s at most).
-wait_listen() {
-  local port=$1 pid=$2 log=$3
-  for _ in $(seq 200); do
-    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
-    kill -0 "$pid" 2>/dev/null || { tail -5 "$log" >&2; echo "$prog: server on port $port exited early" >&2; return 1; }
-    sleep 0.05
-  done
-  tail -5 "$log" >&2; echo "$prog: nothing listens on port $port after 10 s" >&2; return 1
+RPS_SAVED=()   # FILE=MASK of every rps_cpus that --rps local changed
+restore_rps() {
+  local e
+  for e in "${RPS_SAVED[@]}"; do echo "${e#*=}" >"${e%%=*}" 2>/dev/null || true; done
 }
+trap 'cleanup; restore_rps' EXIT
+
+# --rps local: RoCE packets are received by the network interface under the
+# device's GID; its receive processing (and with it rxe's responder and
+# completer work) then runs on the CPU of the process on that side, as on a
+# host whose NIC interrupts are steered to the benchmark's core. Otherwise a
+# flow's CPU follows its hash (the test bed spreads over all CPUs), which
+# changes with the QP numbers from one run to the next.
+steer_rx() {   # DEV CPU
+  local nd f mask
+  nd=$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/$GID" 2>/dev/null || true)
+  [[ -n $nd ]] || die "--rps local: $1 has no network interface at GID index $GID"
+  printf -v mask '%x' $((1 << $2))
+  for f in /sys/class/net/"$nd"/queues/rx-*/rps_cpus; do
+    [[ -w $f ]] || die "--rps local: cannot write $f (needs root and a kernel with RPS)"
+    RPS_SAVED+=("$f=$(<"$f")")
+    echo "$mask" >"$f" || die "--rps local: writing $mask to $f failed"
+  done
+  RPS_DESC+="$1 ($nd) -> CPU $2; "
+}
+RPS_DESC=""
+if [[ $rps == local ]]; then steer_rx "$DEV0" 0; steer_rx "$DEV1" 1; fi
+
+# wait_listen PORT PID LOG
+. "$here/common.sh"
 
 # fabench servers: started once, serve every client of the run.
 FLAT_PORT=18700 FBW_PORT=18701
@@ -222,6 +253,7 @@ if [[ $tests == all ]]; then tests=$(IFS=,; echo "${ALL_TESTS[*]}"); fi
   echo "perftest: $(dpkg-query -W -f='${Version}' perftest 2>/dev/null || echo unknown)"
   echo "fabench: $("$LAT" --version 2>/dev/null || echo unknown)"
   echo "pinning: client ${CLI[*]:-none}, servers ${SRV[*]:-none}"
+  echo "receive steering (--rps $rps): ${RPS_DESC:-as found}"
   echo "options: pairs=$pairs lat_iters=$lat_iters bw_iters=$bw_iters rate_iters=$rate_iters (per QP)"
   echo "fabench-lat --clock: ${lat_clock:-default (auto)}"
 } >"$out/environment.txt"

@@ -9,6 +9,7 @@
 #   tools/softroce-vm --wire -- bench/compare/wire-order.sh [--rounds N] [--runs R]
 set -euo pipefail
 prog=wire-order.sh
+. "$(dirname "$0")/common.sh"   # wait_listen
 
 usage() {
   cat <<EOF
@@ -66,8 +67,7 @@ log=$(mktemp /tmp/wire-order.XXXXXX)
 "$bw" -d "$dev1" -p $port --timeout 60 >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
-for _ in {1..100}; do grep -q "serving on" "$log" && break; sleep 0.1; done
-grep -q "serving on" "$log" || { cat "$log"; echo "$prog: error: the server did not start" >&2; exit 1; }
+wait_listen $port $server "$log" || exit 1
 
 declare -A tot
 keys=(gaps dups naks retries drops fails)
