@@ -7,7 +7,8 @@
 #    rxe0 = prefill, rank 1 on rxe1 = decode, over the veth wire).
 # 2. Posting overhead: WRs/s at 4 KiB per WR, fabench-kv --wr-sweep against
 #    ib_write_bw -s 4096 with the same queue settings (256 WRs in flight, a
-#    signaled WR every 16), in pairs whose order alternates (A B, B A, ...); prints the median ratio.
+#    signaled WR every 16), in pairs whose order alternates (A B, B A, ...);
+#    prints the median ratio.
 # Prints markdown tables; raw outputs go to --out.
 set -euo pipefail
 prog=kv.sh

@@ -86,10 +86,11 @@ done
 # In the test bed a flow's receive CPU otherwise follows its hash, which
 # changes with the QP numbers from run to run (see steer_rx below).
 if [[ -z $rps ]]; then
-  if [[ ${FABENCH_IN_VM:-0} == 1 ]] && ((pin)); then rps=local; else rps=keep; fi
+  if [[ ${FABENCH_IN_VM:-0} == 1 ]] && ((pin)) && (($(nproc) >= 2)); then rps=local; else rps=keep; fi
 fi
 [[ $rps == keep || $rps == local ]] || die "--rps: '$rps' is not keep or local"
-[[ $rps == keep || $pin == 1 ]] || die "--rps local steers to the CPUs of the pinning: drop --no-pin"
+[[ $rps == keep || ($pin == 1 && $(nproc) -ge 2) ]] ||
+  die "--rps local steers to the CPUs of the pinning (client CPU 0, servers CPU 1): it needs 2 CPUs and no --no-pin"
 ((rate_iters % 8 == 0)) || die "--rate-iters: $rate_iters is not a multiple of the post list (8); perftest refuses it"
 
 DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
