@@ -17,6 +17,7 @@ set -euo pipefail
 
 prog=perftest.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/common.sh"   # wait_listen
 usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS]
@@ -83,14 +84,7 @@ done
 for v in pairs lat_iters bw_iters rate_iters cg_n1 cg_n2 run_timeout; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v//_/-}: '${!v}' is not a positive number"
 done
-# In the test bed a flow's receive CPU otherwise follows its hash, which
-# changes with the QP numbers from run to run (see steer_rx below).
-if [[ -z $rps ]]; then
-  if [[ ${FABENCH_IN_VM:-0} == 1 ]] && ((pin)) && (($(nproc) >= 2)); then rps=local; else rps=keep; fi
-fi
-[[ $rps == keep || $rps == local ]] || die "--rps: '$rps' is not keep or local"
-[[ $rps == keep || ($pin == 1 && $(nproc) -ge 2) ]] ||
-  die "--rps local steers to the CPUs of the pinning (client CPU 0, servers CPU 1): it needs 2 CPUs and no --no-pin"
+[[ -z $rps || $rps == keep || $rps == local ]] || die "--rps: '$rps' is not keep or local"
 ((rate_iters % 8 == 0)) || die "--rate-iters: $rate_iters is not a multiple of the post list (8); perftest refuses it"
 
 DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
@@ -117,8 +111,9 @@ done
 # that kernel work at once and still have the CPU to themselves otherwise.
 CLI=() SRV=()
 if ((idle)) && command -v chrt >/dev/null; then CLI=(chrt -i 0) SRV=(chrt -i 0); fi
+pinned=0
 if ((pin)) && (($(nproc) >= 2)) && command -v taskset >/dev/null; then
-  CLI+=(taskset -c 0) SRV+=(taskset -c 1)
+  CLI+=(taskset -c 0) SRV+=(taskset -c 1) pinned=1
 fi
 
 if [[ -z $out ]]; then out=$(mktemp -d /tmp/fabench-compare.XXXXXX); fi
@@ -154,10 +149,15 @@ steer_rx() {   # DEV CPU
   RPS_DESC+="$1 ($nd) -> CPU $2; "
 }
 RPS_DESC=""
-if [[ $rps == local ]]; then steer_rx "$DEV0" 0; steer_rx "$DEV1" 1; fi
-
-# wait_listen PORT PID LOG
-. "$here/common.sh"
+# In the test bed a flow's receive CPU otherwise follows its hash (above).
+if [[ -z $rps ]]; then
+  if [[ ${FABENCH_IN_VM:-0} == 1 ]] && ((pinned)); then rps=local; else rps=keep; fi
+fi
+if [[ $rps == local ]]; then
+  ((pinned)) || die "--rps local steers to the CPUs of the pinning (client CPU 0, servers CPU 1): it needs 2 CPUs, taskset and no --no-pin"
+  steer_rx "$DEV0" 0
+  steer_rx "$DEV1" 1
+fi
 
 # fabench servers: started once, serve every client of the run.
 FLAT_PORT=18700 FBW_PORT=18701
