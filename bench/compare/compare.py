@@ -3,7 +3,26 @@
 
 Reads OUT/tests.txt and OUT/raw/TEST.PAIR.{P,F}.{txt,json}; prints per test
 and metric the ratio fabench/perftest of the medians over the pairs, the
-per-pair ratios' spread (min..max) and a verdict. Writes OUT/summary.json.
+per-pair ratios' spread (min..max), the geometric mean of the per-pair ratios
+with its 95 % confidence interval, and a verdict drawn from that interval.
+Writes OUT/summary.json.
+
+The verdict (a pair is one perftest run and one fabench run, back to back, so
+that a drift of the machine cancels in their ratio): the per-pair ratios'
+logarithms are taken as a sample; their mean and Student's t give a 95 %
+interval for the geometric-mean ratio.
+  ahead      the whole interval is on fabench's better side of 1;
+  BEHIND     the whole interval is on its worse side;
+  at parity  the interval holds 1, and its worse end is within the margin
+             (default 5 %: fabench is at most 5 % behind, at 95 % confidence);
+  undecided  the interval holds 1 but reaches beyond the margin: the pairs
+             cannot tell; more pairs (perftest.sh --max-pairs) narrow it.
+"At or ahead" means ahead or at parity.
+
+  compare.py [--margin F] OUT          the table, OUT/summary.json
+  compare.py --margin F --decided OUT TEST
+                                       exit 0 if TEST's first metric has a
+                                       verdict other than undecided, else 1
 
 perftest's latency line: t_typical is the median and t_avg the mean of the
 samples after dropping the 2 largest; both are one-way (RTT/2) for write and
@@ -21,6 +40,11 @@ import statistics
 import sys
 
 NUM = re.compile(r"^\s*\d+\s+\d+(\s+[-+0-9.eE]+)+\s*$")
+
+
+def pair_numbers(raw, name):
+    return sorted({int(fn.split(".")[1]) for fn in os.listdir(raw)
+                   if fn.startswith(name + ".") and fn.split(".")[1].isdigit()})
 
 
 def perftest_result(path, kind):
@@ -62,19 +86,83 @@ def fmt_ratio(x):
     return f"{x:.3f}"
 
 
+# Two-sided 95 % quantiles of Student's t, by degrees of freedom.
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042]
+
+
+def t975(df):
+    if df <= len(T975):
+        return T975[df - 1]
+    return 2.021 if df <= 40 else 2.000 if df <= 60 else 1.980 if df <= 120 else 1.960
+
+
+def pair_verdict(ratios, lower_is_better, margin):
+    """Geometric mean of the per-pair ratios, its 95 % interval and the verdict."""
+    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    n = len(logs)
+    if n < 3:
+        return {"gmean": math.exp(statistics.fmean(logs)) if logs else None, "ci": None, "n": n,
+                "verdict": "undecided (fewer than 3 pairs)"}
+    m, sd = statistics.fmean(logs), statistics.stdev(logs)
+    half = t975(n - 1) * sd / math.sqrt(n)
+    lo, hi = math.exp(m - half), math.exp(m + half)
+    good_end, bad_end = (lo, hi) if lower_is_better else (hi, lo)
+    better = (lambda x: x < 1.0) if lower_is_better else (lambda x: x > 1.0)
+    within = bad_end <= 1.0 + margin if lower_is_better else bad_end >= 1.0 - margin
+    if better(bad_end):
+        verdict = "fabench ahead"
+    elif not better(good_end) and good_end != 1.0:
+        verdict = "fabench BEHIND"
+    elif within:
+        verdict = "at parity"
+    else:
+        verdict = "undecided"
+    return {"gmean": math.exp(m), "ci": [lo, hi], "n": n, "verdict": verdict}
+
+
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    margin = 0.05
+    decided = None
+    while args and args[0].startswith("--"):
+        if args[0] == "--margin" and len(args) > 1:
+            margin = float(args[1])
+            args = args[2:]
+        elif args[0] == "--decided" and len(args) > 2:
+            decided = args[2]
+            args = [args[1]] + args[3:]
+        else:
+            sys.exit(f"compare.py: bad arguments {' '.join(sys.argv[1:])} (see the docstring)")
+    if len(args) != 1 or not 0 < margin < 1:
+        sys.exit(f"compare.py: bad arguments {' '.join(sys.argv[1:])} (see the docstring)")
+    out = args[0]
     raw = os.path.join(out, "raw")
     tests = []
     with open(os.path.join(out, "tests.txt"), encoding="utf-8") as f:
         for line in f:
             name, kind, pt_cmd, fb_cmd = line.rstrip("\n").split("|")
-            tests.append((name, kind, pt_cmd, fb_cmd))
+            if decided is None or name == decided:
+                tests.append((name, kind, pt_cmd, fb_cmd))
+    if decided is not None:
+        if not tests:
+            sys.exit(f"compare.py: no test {decided} in {out}/tests.txt")
+        name, kind = tests[0][:2]
+        metric = "median" if kind == "lat" else "Mmsgps"
+        ratios = []
+        for p in pair_numbers(os.path.join(out, "raw"), name):
+            pr = perftest_result(os.path.join(out, "raw", f"{name}.{p}.P.txt"), kind)
+            fr = fabench_result(os.path.join(out, "raw", f"{name}.{p}.F.json"), kind)
+            if pr and fr and pr[metric]:
+                ratios.append(fr[metric] / pr[metric])
+        v = pair_verdict(ratios, kind == "lat", margin)
+        print(f"{name} {metric}: {len(ratios)} pairs, {v['verdict']}")
+        sys.exit(1 if v["verdict"].startswith("undecided") else 0)
     summary = {}
     rows = []
     for name, kind, pt_cmd, fb_cmd in tests:
-        pairs = sorted({int(fn.split(".")[1]) for fn in os.listdir(raw)
-                        if fn.startswith(name + ".") and fn.split(".")[1].isdigit()})
+        pairs = pair_numbers(raw, name)
         metrics = ["median", "mean"] if kind == "lat" else ["Mmsgps", "Gbps"]
         per = {m: {"P": [], "F": [], "ratios": []} for m in metrics}
         failed = []
@@ -100,38 +188,34 @@ def main():
             mp, mf = statistics.median(d["P"]), statistics.median(d["F"])
             ratio = mf / mp
             lo, hi = min(d["ratios"]), max(d["ratios"])
-            lower_is_better = kind == "lat"
-            good = ratio <= 1.0 if lower_is_better else ratio >= 1.0
-            clear_bad = lo > 1.0 if lower_is_better else hi < 1.0
-            if good:
-                verdict = "fabench " + ("<=" if lower_is_better else ">=") + " perftest"
-            elif clear_bad:
-                verdict = "fabench BEHIND (every pair)"
-            else:
-                verdict = "fabench behind (within spread)"
+            v = pair_verdict(d["ratios"], kind == "lat", margin)
             summary[name]["metrics"][m] = {
                 "perftest_values": d["P"], "fabench_values": d["F"], "pair_ratios": d["ratios"],
                 "ratio_of_medians": ratio, "ratio_min": lo, "ratio_max": hi,
-                "perftest_median": mp, "fabench_median": mf, "verdict": verdict,
+                "perftest_median": mp, "fabench_median": mf,
+                "geomean_ratio": v["gmean"], "ci95": v["ci"], "margin": margin, "verdict": v["verdict"],
             }
-            rows.append((name, m, len(d["ratios"]), ratio, lo, hi, mp, mf, verdict))
+            rows.append((name, m, len(d["ratios"]), ratio, lo, hi, mp, mf, v))
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
 
     unit = {"median": "us", "mean": "us", "Mmsgps": "Mmsg/s", "Gbps": "Gb/s"}
     print("| test | metric | pairs | fabench/perftest (ratio of medians) | per-pair min..max | "
-          "perftest median | fabench median | verdict |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, m, n, ratio, lo, hi, mp, mf, verdict in rows:
+          "geo. mean of pair ratios [95 % CI] | perftest median | fabench median | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, m, n, ratio, lo, hi, mp, mf, v in rows:
         if ratio is None:
-            print(f"| {name} | {m} | {n} | - | - | - | - | {verdict} |")
+            print(f"| {name} | {m} | {n} | - | - | - | - | - | {v} |")
             continue
-        print(f"| {name} | {m} | {n} | {fmt_ratio(ratio)} | {fmt_ratio(lo)}..{fmt_ratio(hi)} | "
-              f"{mp:.3g} {unit[m]} | {mf:.3g} {unit[m]} | {verdict} |")
+        ci = f"{fmt_ratio(v['gmean'])} [{fmt_ratio(v['ci'][0])}..{fmt_ratio(v['ci'][1])}]" if v["ci"] else "-"
+        print(f"| {name} | {m} | {n} | {fmt_ratio(ratio)} | {fmt_ratio(lo)}..{fmt_ratio(hi)} | {ci} | "
+              f"{mp:.3g} {unit[m]} | {mf:.3g} {unit[m]} | {v['verdict']} |")
     for name, s in summary.items():
         if s["failed"]:
             print(f"\n{name}: runs without a result: {', '.join(s['failed'])}")
     print("\nLatency: lower is better (write/send one-way = RTT/2, read full RTT); rates: higher is better.")
+    print(f"Verdicts from the 95 % interval of the geometric mean of the pair ratios; at parity: the "
+          f"interval holds 1 and fabench is at most {margin:.0%} behind at its worse end.")
     print("Absolute values come from the test bed, not from the product: compare only the ratios.")
 
 

@@ -10,7 +10,10 @@
 # (F) in pairs whose order alternates (P F, F P, P F, ...), so a drift of the
 # machine (other jobs, thermal, the emulator) hits both tools alike. Prints,
 # per test, fabench/perftest as the ratio of the medians over the pairs, the
-# spread of the per-pair ratios (min..max) and a verdict. With --callgrind it
+# spread of the per-pair ratios (min..max), their geometric mean with a 95 %
+# interval and a verdict from it (ahead, at parity, BEHIND or undecided; see
+# compare.py). --max-pairs adds pairs to a test while its verdict is
+# undecided. With --callgrind it
 # also counts user-space instructions per message of the client (see
 # bench/compare/callgrind.sh). Raw outputs go to $FABENCH_OUT (or --out).
 set -euo pipefail
@@ -25,6 +28,11 @@ Usage: bench/compare/$prog [OPTIONS]
 Options:
   --build DIR        fabench build directory holding bench/fabench-{lat,bw} (default build/perf)
   --pairs N          perftest/fabench pairs per test (default 5; at least 1)
+  --max-pairs N      go on adding pairs to a test while its verdict is undecided
+                     (its 95 % interval holds 1 but reaches past the margin), up to
+                     N pairs in all (default: --pairs, no extra pairs)
+  --margin F         parity margin of the verdicts (default 0.05: at parity means
+                     at most 5 % behind at the interval's worse end)
   --lat-iters N      iterations of every latency test, both tools (default 2000)
   --bw-iters N       64 KiB write bandwidth messages, both tools (default 2000)
   --rate-iters N     8 B message rate: messages PER QP (perftest's -n; fabench
@@ -55,13 +63,15 @@ EOF
 }
 die() { echo "$prog: error: $*" >&2; exit 2; }
 
-build=build/perf pairs=5 lat_iters=2000 bw_iters=2000 rate_iters=5000
+build=build/perf pairs=5 max_pairs="" margin=0.05 lat_iters=2000 bw_iters=2000 rate_iters=5000
 tests=write_lat_2,write_lat_4K,send_lat_2,send_lat_4K,read_lat_2,read_lat_4K,write_bw_64K,msgrate_8B
 callgrind=0 compare=1 cg_n1=2000 cg_n2=12000 out=${FABENCH_OUT:-} run_timeout=180 pin=1 idle=1 lat_clock="" rps=""
 while (($#)); do
   case "$1" in
     --build) build=${2:?}; shift ;;
     --pairs) pairs=${2:?}; shift ;;
+    --max-pairs) max_pairs=${2:?}; shift ;;
+    --margin) margin=${2:?}; shift ;;
     --lat-iters) lat_iters=${2:?}; shift ;;
     --bw-iters) bw_iters=${2:?}; shift ;;
     --rate-iters) rate_iters=${2:?}; shift ;;
@@ -81,9 +91,12 @@ while (($#)); do
   esac
   shift
 done
-for v in pairs lat_iters bw_iters rate_iters cg_n1 cg_n2 run_timeout; do
+max_pairs=${max_pairs:-$pairs}
+for v in pairs max_pairs lat_iters bw_iters rate_iters cg_n1 cg_n2 run_timeout; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v//_/-}: '${!v}' is not a positive number"
 done
+((max_pairs >= pairs)) || die "--max-pairs $max_pairs is below --pairs $pairs"
+[[ $margin =~ ^0?\.[0-9]+$ ]] && [[ ! $margin =~ ^0?\.0*$ ]] || die "--margin: '$margin' is not a fraction between 0 and 1 (e.g. 0.05)"
 [[ -z $rps || $rps == keep || $rps == local ]] || die "--rps: '$rps' is not keep or local"
 ((rate_iters % 8 == 0)) || die "--rate-iters: $rate_iters is not a multiple of the post list (8); perftest refuses it"
 
@@ -255,7 +268,7 @@ if [[ $tests == all ]]; then tests=$(IFS=,; echo "${ALL_TESTS[*]}"); fi
   echo "fabench: $("$LAT" --version 2>/dev/null || echo unknown)"
   echo "pinning: client ${CLI[*]:-none}, servers ${SRV[*]:-none}"
   echo "receive steering (--rps $rps): ${RPS_DESC:-as found}"
-  echo "options: pairs=$pairs lat_iters=$lat_iters bw_iters=$bw_iters rate_iters=$rate_iters (per QP)"
+  echo "options: pairs=$pairs max_pairs=$max_pairs margin=$margin lat_iters=$lat_iters bw_iters=$bw_iters rate_iters=$rate_iters (per QP)"
   echo "fabench-lat --clock: ${lat_clock:-default (auto)}"
 } >"$out/environment.txt"
 
@@ -264,8 +277,16 @@ if ((compare)); then
   IFS=, read -ra test_list <<<"$tests"
   for t in "${test_list[@]}"; do
     [[ -n ${KIND[$t]:-} ]] || die "unknown test '$t' (see --help)"
+  done
+  for t in "${test_list[@]}"; do
+    echo "$t|${KIND[$t]}|${PT_BIN[$t]} ${PT_ARGS[$t]}|$(basename "${FB_BIN[$t]}") ${FB_ARGS[$t]}"
+  done >"$out/tests.txt"
+  of=$pairs; ((max_pairs > pairs)) && of="$pairs..$max_pairs"
+  for t in "${test_list[@]}"; do
     port=$FLAT_PORT; [[ ${KIND[$t]} == bw ]] && port=$FBW_PORT
-    for ((p = 1; p <= pairs; p++)); do
+    for ((p = 1; p <= max_pairs; p++)); do
+      # Past --pairs, only while the verdict is undecided.
+      if ((p > pairs)) && python3 "$here/compare.py" --margin "$margin" --decided "$out" "$t" >&2; then break; fi
       # P F, F P, P F, ...
       if ((p % 2)); then order="P F"; else order="F P"; fi
       for tool in $order; do
@@ -277,13 +298,10 @@ if ((compare)); then
           run_fabench "$prefix" "${FB_BIN[$t]}" "$port" ${FB_ARGS[$t]} || true
         fi
       done
-      echo "$prog: $t pair $p/$pairs ($order) done" >&2
+      echo "$prog: $t pair $p/$of ($order) done" >&2
     done
   done
-  for t in "${test_list[@]}"; do
-    echo "$t|${KIND[$t]}|${PT_BIN[$t]} ${PT_ARGS[$t]}|$(basename "${FB_BIN[$t]}") ${FB_ARGS[$t]}"
-  done >"$out/tests.txt"
-  python3 "$here/compare.py" "$out" | tee "$out/summary.md"
+  python3 "$here/compare.py" --margin "$margin" "$out" | tee "$out/summary.md"
 fi
 
 if ((callgrind)); then

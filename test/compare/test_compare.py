@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""bench/compare/compare.py: the verdicts from the pair ratios' 95 % interval,
+on made-up raw results in perftest's and fabench's own formats.
+
+  test_compare.py verdicts     the table and summary.json
+  test_compare.py decided      --decided's exit status (perftest.sh --max-pairs)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMPARE = os.path.join(HERE, "..", "..", "bench", "compare", "compare.py")
+
+LAT_HEADER = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+              "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n")
+BW_HEADER = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+
+
+def write_pair(raw, test, kind, p, perftest, fabench):
+    with open(os.path.join(raw, f"{test}.{p}.P.txt"), "w", encoding="utf-8") as f:
+        if kind == "lat":
+            f.write(LAT_HEADER + f" 2       2000          1.00          9.00      {perftest:.3f}    "
+                    f"{perftest * 1.1:.3f}       0.10       5.00      8.00\n")
+        else:
+            f.write(BW_HEADER + f" 65536      2000           0.50               {perftest * 0.52:.4f}"
+                    f"             {perftest:.6f}\n")
+    bench = {"name": test, "run_type": "iteration"}
+    if kind == "lat":
+        bench.update(p50_us=fabench, mean_us=fabench * 1.1, min_us=1.0, p99_us=5.0)
+    else:
+        bench.update(Mmsgps=fabench, Gbps=fabench * 0.52)
+    with open(os.path.join(raw, f"{test}.{p}.F.json"), "w", encoding="utf-8") as f:
+        json.dump({"benchmarks": [bench]}, f)
+
+
+# test -> (kind, [(perftest, fabench) per pair], expected verdict of the first metric)
+CASES = {
+    # fabench 10 % faster in every pair, little spread
+    "lat_ahead": ("lat", [(50, 45), (60, 54.5), (55, 49.3), (52, 47), (58, 52)], "fabench ahead"),
+    # 10 % slower in every pair
+    "lat_behind": ("lat", [(50, 55), (60, 66.5), (55, 60.3), (52, 57), (58, 64)], "fabench BEHIND"),
+    # within +-2 %, both ways: the interval holds 1 and stays inside 5 %
+    "lat_parity": ("lat", [(50, 50.5), (60, 59.4), (55, 55.8), (52, 51.6), (58, 58.4), (54, 53.8)], "at parity"),
+    # +-30 %, both ways: the interval holds 1 and reaches past 5 %
+    "lat_noisy": ("lat", [(50, 65), (60, 45), (55, 70), (52, 40), (58, 60)], "undecided"),
+    # rates: higher is better
+    "bw_ahead": ("bw", [(1.0, 1.2), (1.1, 1.3), (0.9, 1.1), (1.0, 1.19), (1.05, 1.24)], "fabench ahead"),
+    "bw_behind": ("bw", [(1.0, 0.8), (1.1, 0.9), (0.9, 0.7), (1.0, 0.81), (1.05, 0.85)], "fabench BEHIND"),
+    "two_pairs": ("lat", [(50, 45), (60, 54)], "undecided (fewer than 3 pairs)"),
+}
+
+
+def make_out(tmp):
+    raw = os.path.join(tmp, "raw")
+    os.makedirs(raw)
+    with open(os.path.join(tmp, "tests.txt"), "w", encoding="utf-8") as f:
+        for test, (kind, pairs, _) in CASES.items():
+            f.write(f"{test}|{kind}|ib_x -s 2|fabench-x -s 2\n")
+            for p, (pt, fb) in enumerate(pairs, 1):
+                write_pair(raw, test, kind, p, pt, fb)
+
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def verdicts(tmp):
+    run = subprocess.run([sys.executable, COMPARE, tmp], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"compare.py exited {run.returncode}: {run.stderr}")
+    summary = json.load(open(os.path.join(tmp, "summary.json"), encoding="utf-8"))
+    for test, (kind, pairs, want) in CASES.items():
+        metric = "median" if kind == "lat" else "Mmsgps"
+        got = summary[test]["metrics"][metric]
+        if got["verdict"] != want:
+            fail(f"{test}: verdict '{got['verdict']}', expected '{want}' (ci {got['ci95']})")
+        if len(got["pair_ratios"]) != len(pairs):
+            fail(f"{test}: {len(got['pair_ratios'])} pair ratios, expected {len(pairs)}")
+        if got["ci95"] is not None and not got["ci95"][0] <= got["geomean_ratio"] <= got["ci95"][1]:
+            fail(f"{test}: geometric mean {got['geomean_ratio']} outside its interval {got['ci95']}")
+        row = [line for line in run.stdout.splitlines() if line.startswith(f"| {test} | {metric} |")]
+        if len(row) != 1 or not row[0].rstrip().endswith(f"| {want} |"):
+            fail(f"{test}: table row {row} does not end with the verdict '{want}'")
+    # A tighter margin turns parity into undecided.
+    run = subprocess.run([sys.executable, COMPARE, "--margin", "0.005", tmp], capture_output=True, text=True,
+                         check=False)
+    if "| lat_parity | median |" not in run.stdout or "undecided" not in [
+            c.strip() for c in next(line for line in run.stdout.splitlines()
+                                    if line.startswith("| lat_parity | median |")).split("|")]:
+        fail(f"--margin 0.005 kept lat_parity at parity:\n{run.stdout}")
+    print("ok: verdicts of", ", ".join(CASES))
+
+
+def decided(tmp):
+    for test, (_, _, want) in CASES.items():
+        run = subprocess.run([sys.executable, COMPARE, "--margin", "0.05", "--decided", tmp, test],
+                             capture_output=True, text=True, check=False)
+        expect = 1 if want.startswith("undecided") else 0
+        if run.returncode != expect:
+            fail(f"--decided {test}: exit {run.returncode}, expected {expect} ({run.stdout.strip()})")
+    run = subprocess.run([sys.executable, COMPARE, "--decided", tmp, "no_such_test"], capture_output=True,
+                         text=True, check=False)
+    if run.returncode == 0 or "no test no_such_test" not in run.stderr:
+        fail(f"--decided of an unknown test: exit {run.returncode}, stderr {run.stderr!r}")
+    print("ok: --decided exit statuses")
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in ("verdicts", "decided"):
+        sys.exit(__doc__)
+    with tempfile.TemporaryDirectory() as tmp:
+        make_out(tmp)
+        {"verdicts": verdicts, "decided": decided}[sys.argv[1]](tmp)
+
+
+if __name__ == "__main__":
+    main()
