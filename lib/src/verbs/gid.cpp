@@ -206,10 +206,17 @@ GidTable query_gid_table(ibv_context* context, std::uint8_t port) {
 GidTable load_gid_table(ibv_context* context, std::uint8_t port, std::string_view sysfs_root) {
   const std::string_view name = ibv_get_device_name(context->device);
   std::error_code ec;
-  if (fs::is_directory(fs::path(sysfs_root) / name, ec)) {
-    return read_gid_table(sysfs_root, name, port);
+  const bool have_sysfs = fs::is_directory(fs::path(sysfs_root) / name, ec);
+  // The kernel's own table: one ioctl, where sysfs takes a file per slot
+  // (1024 on rxe, read a few times by every process at start).
+  if (sysfs_root == kSysfsInfiniband || !have_sysfs) {
+    try {
+      return query_gid_table(context, port);
+    } catch (const VerbsError&) {
+      if (!have_sysfs) throw;
+    }
   }
-  return query_gid_table(context, port);
+  return read_gid_table(sysfs_root, name, port);
 }
 
 const GidEntry& choose_gid(const GidTable& table, std::uint8_t link_layer, int preferred, bool ipv6) {

@@ -65,7 +65,9 @@ struct GidTable {
 // without the sysfs tree (some containers). Throws VerbsError.
 [[nodiscard]] GidTable query_gid_table(ibv_context* context, std::uint8_t port);
 
-// sysfs when <sysfs_root>/<device> exists, else query_gid_table().
+// query_gid_table() for the system's own sysfs root (one ioctl; sysfs when
+// that fails); for another root (a test's), sysfs when <sysfs_root>/<device>
+// exists, else query_gid_table().
 [[nodiscard]] GidTable load_gid_table(ibv_context* context, std::uint8_t port,
                                       std::string_view sysfs_root = kSysfsInfiniband);
 
