@@ -226,7 +226,8 @@ run_fabench() {
 # The tests: perftest binary + args | fabench binary + args. Both get the
 # same size, iteration count (messages), GID, queue depths; latency tools
 # keep their fixed shallow queue (perftest: depth 1 and every WR signaled;
-# fabench-lat: depth 2, every WR signaled), send latency 512 receives.
+# fabench-lat: depth 2, every WR signaled, on UC and UD waited for at once),
+# send latency 512 receives.
 # Inline: perftest turns it off on devices it does not know ("Device not
 # recognized to implement inline feature"), rxe among them, so fabench gets
 # -I 0 to do the same work (its default would inline small messages).
