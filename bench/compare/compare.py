@@ -23,6 +23,16 @@ interval for the geometric-mean ratio.
   compare.py --margin F --decided OUT TEST
                                        exit 0 if TEST's first metric has a
                                        verdict other than undecided, else 1
+  compare.py [--margin F] --boots OUT1 OUT2 OUT3 ...
+                                       across runs in separate guest boots
+                                       (each OUTk/summary.json): per test and
+                                       metric each boot's geometric mean of its
+                                       pair ratios; those are the sample, and the
+                                       same rule gives the interval and verdict.
+                                       One boot's interval covers the noise
+                                       between its pairs only; what a boot
+                                       shares (the guest's speed, its modes)
+                                       shows only across boots.
 
 perftest's latency line: t_typical is the median and t_avg the mean of the
 samples after dropping the 2 largest; both are one-way (RTT/2) for write and
@@ -98,13 +108,13 @@ def t975(df):
     return 2.021 if df <= 40 else 2.000 if df <= 60 else 1.980 if df <= 120 else 1.960
 
 
-def pair_verdict(ratios, lower_is_better, margin):
+def pair_verdict(ratios, lower_is_better, margin, unit="pairs"):
     """Geometric mean of the per-pair ratios, its 95 % interval and the verdict."""
     logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
     n = len(logs)
     if n < 3:
         return {"gmean": math.exp(statistics.fmean(logs)) if logs else None, "ci": None, "n": n,
-                "verdict": "undecided (fewer than 3 pairs)"}
+                "verdict": f"undecided (fewer than 3 {unit})"}
     m, sd = statistics.fmean(logs), statistics.stdev(logs)
     half = t975(n - 1) * sd / math.sqrt(n)
     lo, hi = math.exp(m - half), math.exp(m + half)
@@ -122,6 +132,35 @@ def pair_verdict(ratios, lower_is_better, margin):
     return {"gmean": math.exp(m), "ci": [lo, hi], "n": n, "verdict": verdict}
 
 
+def boots(outs, margin):
+    """The verdicts across boots: each boot's geometric mean of pair ratios is one sample."""
+    if not 0 < margin < 1:
+        sys.exit(f"compare.py: --margin {margin} is not a fraction between 0 and 1")
+    per = {}  # (test, metric) -> [boot geometric means]
+    kinds = {}
+    for out in outs:
+        try:
+            summary = json.load(open(os.path.join(out, "summary.json"), encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            sys.exit(f"compare.py: --boots: no readable {out}/summary.json ({e})")
+        for name, t in summary.items():
+            kinds[name] = t["kind"]
+            for m, d in t["metrics"].items():
+                ratios = [r for r in d["pair_ratios"] if r > 0 and math.isfinite(r)]
+                if ratios:
+                    per.setdefault((name, m), []).append(math.exp(statistics.fmean(math.log(r) for r in ratios)))
+    print(f"| test | metric | boots | per-boot geo. means | across boots: geo. mean [95 % CI] | verdict |")
+    print("|---|---|---|---|---|---|")
+    for (name, m), gms in per.items():
+        v = pair_verdict(gms, kinds[name] == "lat", margin, unit="boots")
+        ci = f"{fmt_ratio(v['gmean'])} [{fmt_ratio(v['ci'][0])}..{fmt_ratio(v['ci'][1])}]" if v["ci"] else \
+            (fmt_ratio(v["gmean"]) if v["gmean"] else "-")
+        print(f"| {name} | {m} | {len(gms)} | {', '.join(fmt_ratio(g) for g in gms)} | {ci} | {v['verdict']} |")
+    print(f"\nEach boot's geometric mean of its pair ratios is one sample; verdicts as for pairs "
+          f"(margin {margin:.0%}). Boots that lack a test leave it out.")
+    return 0
+
+
 def main():
     args = sys.argv[1:]
     margin = 0.05
@@ -130,6 +169,8 @@ def main():
         if args[0] == "--margin" and len(args) > 1:
             margin = float(args[1])
             args = args[2:]
+        elif args[0] == "--boots" and len(args) > 1:
+            return boots(args[1:], margin)
         elif args[0] == "--decided" and len(args) > 2:
             decided = args[2]
             args = [args[1]] + args[3:]
@@ -220,4 +261,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -4,6 +4,7 @@ on made-up raw results in perftest's and fabench's own formats.
 
   test_compare.py verdicts     the table and summary.json
   test_compare.py decided      --decided's exit status (perftest.sh --max-pairs)
+  test_compare.py boots        --boots: each boot's geometric mean is one sample
 """
 import json
 import os
@@ -109,12 +110,45 @@ def decided(tmp):
     print("ok: --decided exit statuses")
 
 
+def boots(tmp):
+    # test -> per boot the pair ratios (None: the boot lacks the test), expected verdict
+    cases = {
+        "steady": ([[0.9, 0.91, 0.89], [0.92, 0.9, 0.91], [0.9, 0.9, 0.92]], "fabench ahead"),
+        # every boot's own pairs agree, but the boots do not: no verdict across them
+        "moving": ([[1.1, 1.1, 1.11], [0.9, 0.91, 0.9], [1.05, 1.04, 1.05]], "undecided"),
+        "two_boots": ([[1.0, 1.0, 1.0], [1.0, 1.01, 0.99], None], "undecided (fewer than 3 boots)"),
+    }
+    outs = []
+    for b in range(3):
+        out = os.path.join(tmp, f"boot{b}")
+        os.makedirs(out)
+        summary = {name: {"kind": "lat", "metrics": {"median": {"pair_ratios": per[b]}}}
+                   for name, (per, _) in cases.items() if per[b] is not None}
+        with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(summary, f)
+        outs.append(out)
+    run = subprocess.run([sys.executable, COMPARE, "--boots", *outs], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"--boots exited {run.returncode}: {run.stderr}")
+    for name, (per, want) in cases.items():
+        row = [line for line in run.stdout.splitlines() if line.startswith(f"| {name} | median |")]
+        if len(row) != 1 or not row[0].rstrip().endswith(f"| {want} |"):
+            fail(f"--boots {name}: row {row}, expected the verdict '{want}'")
+        if f"| {sum(p is not None for p in per)} |" not in row[0]:
+            fail(f"--boots {name}: row {row} has the wrong boot count")
+    run = subprocess.run([sys.executable, COMPARE, "--boots", outs[0], os.path.join(tmp, "nowhere")],
+                         capture_output=True, text=True, check=False)
+    if run.returncode == 0 or "nowhere/summary.json" not in run.stderr:
+        fail(f"--boots with a missing summary.json: exit {run.returncode}, stderr {run.stderr!r}")
+    print("ok: --boots verdicts of", ", ".join(cases))
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("verdicts", "decided"):
+    if len(sys.argv) != 2 or sys.argv[1] not in ("verdicts", "decided", "boots"):
         sys.exit(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         make_out(tmp)
-        {"verdicts": verdicts, "decided": decided}[sys.argv[1]](tmp)
+        {"verdicts": verdicts, "decided": decided, "boots": boots}[sys.argv[1]](tmp)
 
 
 if __name__ == "__main__":
