@@ -121,10 +121,10 @@ struct RecvRing {
 // responder's ACK, which arrives with or after the reply, and waiting for it
 // first would put the ACK on the round trip. UC and UD, and -t 1: none;
 // their completions are the local provider's (the rxe completer runs once
-// the packet is sent), and waited for at once that work overlaps the
-// message's flight instead of landing after the reply, as in perftest, which
-// waits for every latency send's completion. Measured in the test bed
-// (docs/performance.md, "Verdicts with a 95 % interval").
+// the packet is sent); waited for at once, as perftest waits for every
+// latency send's completion, that work most likely overlaps the message's
+// flight instead of landing after the reply. Measured in the test bed, not
+// traced (docs/performance.md, "Verdicts with a 95 % interval").
 std::uint64_t signaled_to_keep(const TestSpec& spec) noexcept {
   return spec.tx_depth >= 2 && spec.transport == IBV_QPT_RC ? 1 : 0;
 }
