@@ -96,6 +96,27 @@ def fmt_ratio(x):
     return f"{x:.3f}"
 
 
+def collect(raw, name, kind):
+    """Per metric the pairs' perftest and fabench values and ratios; the runs without a result."""
+    metrics = ["median", "mean"] if kind == "lat" else ["Mmsgps", "Gbps"]
+    per = {m: {"P": [], "F": [], "ratios": []} for m in metrics}
+    failed = []
+    for p in pair_numbers(raw, name):
+        pr = perftest_result(os.path.join(raw, f"{name}.{p}.P.txt"), kind)
+        fr = fabench_result(os.path.join(raw, f"{name}.{p}.F.json"), kind)
+        if pr is None:
+            failed.append(f"pair {p}: perftest")
+        if fr is None:
+            failed.append(f"pair {p}: fabench")
+        if pr is None or fr is None:
+            continue
+        for m in metrics:
+            per[m]["P"].append(pr[m])
+            per[m]["F"].append(fr[m])
+            per[m]["ratios"].append(fr[m] / pr[m] if pr[m] else float("nan"))
+    return per, failed
+
+
 # Two-sided 95 % quantiles of Student's t, by degrees of freedom.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
@@ -108,9 +129,21 @@ def t975(df):
     return 2.021 if df <= 40 else 2.000 if df <= 60 else 1.980 if df <= 120 else 1.960
 
 
+def log_ratios(ratios):
+    """The logarithms of the usable ratios (a run without a value gives none)."""
+    return [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+
+
+def fmt_interval(v):
+    """A pair_verdict's geometric mean and interval, as the tables print them."""
+    if v["ci"]:
+        return f"{fmt_ratio(v['gmean'])} [{fmt_ratio(v['ci'][0])}..{fmt_ratio(v['ci'][1])}]"
+    return fmt_ratio(v["gmean"]) if v["gmean"] else "-"
+
+
 def pair_verdict(ratios, lower_is_better, margin, unit="pairs"):
     """Geometric mean of the per-pair ratios, its 95 % interval and the verdict."""
-    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    logs = log_ratios(ratios)
     n = len(logs)
     if n < 3:
         return {"gmean": math.exp(statistics.fmean(logs)) if logs else None, "ci": None, "n": n,
@@ -134,8 +167,6 @@ def pair_verdict(ratios, lower_is_better, margin, unit="pairs"):
 
 def boots(outs, margin):
     """The verdicts across boots: each boot's geometric mean of pair ratios is one sample."""
-    if not 0 < margin < 1:
-        sys.exit(f"compare.py: --margin {margin} is not a fraction between 0 and 1")
     per = {}  # (test, metric) -> [boot geometric means]
     kinds = {}
     for out in outs:
@@ -146,16 +177,15 @@ def boots(outs, margin):
         for name, t in summary.items():
             kinds[name] = t["kind"]
             for m, d in t["metrics"].items():
-                ratios = [r for r in d["pair_ratios"] if r > 0 and math.isfinite(r)]
-                if ratios:
-                    per.setdefault((name, m), []).append(math.exp(statistics.fmean(math.log(r) for r in ratios)))
+                logs = log_ratios(d["pair_ratios"])
+                if logs:
+                    per.setdefault((name, m), []).append(math.exp(statistics.fmean(logs)))
     print(f"| test | metric | boots | per-boot geo. means | across boots: geo. mean [95 % CI] | verdict |")
     print("|---|---|---|---|---|---|")
     for (name, m), gms in per.items():
         v = pair_verdict(gms, kinds[name] == "lat", margin, unit="boots")
-        ci = f"{fmt_ratio(v['gmean'])} [{fmt_ratio(v['ci'][0])}..{fmt_ratio(v['ci'][1])}]" if v["ci"] else \
-            (fmt_ratio(v["gmean"]) if v["gmean"] else "-")
-        print(f"| {name} | {m} | {len(gms)} | {', '.join(fmt_ratio(g) for g in gms)} | {ci} | {v['verdict']} |")
+        print(f"| {name} | {m} | {len(gms)} | {', '.join(fmt_ratio(g) for g in gms)} | {fmt_interval(v)} | "
+              f"{v['verdict']} |")
     print(f"\nEach boot's geometric mean of its pair ratios is one sample; verdicts as for pairs "
           f"(margin {margin:.0%}). Boots that lack a test leave it out.")
     return 0
@@ -165,18 +195,23 @@ def main():
     args = sys.argv[1:]
     margin = 0.05
     decided = None
+    boot_outs = None
     while args and args[0].startswith("--"):
         if args[0] == "--margin" and len(args) > 1:
             margin = float(args[1])
             args = args[2:]
         elif args[0] == "--boots" and len(args) > 1:
-            return boots(args[1:], margin)
+            boot_outs, args = args[1:], []
         elif args[0] == "--decided" and len(args) > 2:
             decided = args[2]
             args = [args[1]] + args[3:]
         else:
             sys.exit(f"compare.py: bad arguments {' '.join(sys.argv[1:])} (see the docstring)")
-    if len(args) != 1 or not 0 < margin < 1:
+    if not 0 < margin < 1:
+        sys.exit(f"compare.py: --margin {margin} is not a fraction between 0 and 1")
+    if boot_outs is not None:
+        return boots(boot_outs, margin)
+    if len(args) != 1:
         sys.exit(f"compare.py: bad arguments {' '.join(sys.argv[1:])} (see the docstring)")
     out = args[0]
     raw = os.path.join(out, "raw")
@@ -191,38 +226,16 @@ def main():
             sys.exit(f"compare.py: no test {decided} in {out}/tests.txt")
         name, kind = tests[0][:2]
         metric = "median" if kind == "lat" else "Mmsgps"
-        ratios = []
-        for p in pair_numbers(os.path.join(out, "raw"), name):
-            pr = perftest_result(os.path.join(out, "raw", f"{name}.{p}.P.txt"), kind)
-            fr = fabench_result(os.path.join(out, "raw", f"{name}.{p}.F.json"), kind)
-            if pr and fr and pr[metric]:
-                ratios.append(fr[metric] / pr[metric])
+        ratios = collect(raw, name, kind)[0][metric]["ratios"]
         v = pair_verdict(ratios, kind == "lat", margin)
-        print(f"{name} {metric}: {len(ratios)} pairs, {v['verdict']}")
+        print(f"{name} {metric}: {v['n']} pairs, {v['verdict']}")
         sys.exit(1 if v["verdict"].startswith("undecided") else 0)
     summary = {}
     rows = []
     for name, kind, pt_cmd, fb_cmd in tests:
-        pairs = pair_numbers(raw, name)
-        metrics = ["median", "mean"] if kind == "lat" else ["Mmsgps", "Gbps"]
-        per = {m: {"P": [], "F": [], "ratios": []} for m in metrics}
-        failed = []
-        for p in pairs:
-            pr = perftest_result(os.path.join(raw, f"{name}.{p}.P.txt"), kind)
-            fr = fabench_result(os.path.join(raw, f"{name}.{p}.F.json"), kind)
-            if pr is None:
-                failed.append(f"pair {p}: perftest")
-            if fr is None:
-                failed.append(f"pair {p}: fabench")
-            if pr is None or fr is None:
-                continue
-            for m in metrics:
-                per[m]["P"].append(pr[m])
-                per[m]["F"].append(fr[m])
-                per[m]["ratios"].append(fr[m] / pr[m] if pr[m] else float("nan"))
+        per, failed = collect(raw, name, kind)
         summary[name] = {"kind": kind, "perftest": pt_cmd, "fabench": fb_cmd, "failed": failed, "metrics": {}}
-        for m in metrics:
-            d = per[m]
+        for m, d in per.items():
             if not d["ratios"]:
                 rows.append((name, m, len(d["ratios"]), None, None, None, None, None, "NO DATA"))
                 continue
@@ -248,8 +261,7 @@ def main():
         if ratio is None:
             print(f"| {name} | {m} | {n} | - | - | - | - | - | {v} |")
             continue
-        ci = f"{fmt_ratio(v['gmean'])} [{fmt_ratio(v['ci'][0])}..{fmt_ratio(v['ci'][1])}]" if v["ci"] else "-"
-        print(f"| {name} | {m} | {n} | {fmt_ratio(ratio)} | {fmt_ratio(lo)}..{fmt_ratio(hi)} | {ci} | "
+        print(f"| {name} | {m} | {n} | {fmt_ratio(ratio)} | {fmt_ratio(lo)}..{fmt_ratio(hi)} | {fmt_interval(v)} | "
               f"{mp:.3g} {unit[m]} | {mf:.3g} {unit[m]} | {v['verdict']} |")
     for name, s in summary.items():
         if s["failed"]:
