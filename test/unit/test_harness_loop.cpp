@@ -81,6 +81,32 @@ TEST_CASE("a busy loop with cheap spins notices a closed control channel at once
   ::close(peer);
 }
 
+TEST_CASE("a loop whose cheap polls turn into slow busy passes notices a closed control channel within a fraction of a second",
+          "[harness][loop]") {
+  // Empty polls raise the interval to its ceiling; then every pass does work
+  // and takes 1 ms (a doorbell that runs rxe's requester under emulation).
+  // Counted as one spin each, 4096 of them (over 4 s) would pass unchecked.
+  auto [ch, peer] = channel_and_fd();
+  Watchdog w(std::chrono::milliseconds(30'000), &ch);
+  std::uint64_t progress = 0;
+  for (std::uint64_t i = 0; i < 1'000'000; ++i) (void)w.stalled(progress);
+  REQUIRE(w.check_every() == Watchdog::kWatchEvery);
+  ::close(peer);
+  const std::uint64_t closed = now_ns();
+  double s = -1;
+  while (now_ns() < closed + 10'000'000'000ULL) {
+    if (w.stalled(++progress, Watchdog::kBusyPassSpins)) {
+      CHECK(w.peer_gone());
+      s = static_cast<double>(now_ns() - closed) / 1e9;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  INFO("noticed after " << s << " s");
+  CHECK(s >= 0);
+  CHECK(s < 0.5);
+}
+
 TEST_CASE("a partial frame left by a peer that then closed reads as closed, not as more to come",
           "[harness][loop][ctrl]") {
   auto [ch, peer] = channel_and_fd();

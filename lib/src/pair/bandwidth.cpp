@@ -173,7 +173,7 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
       // Busy (UC and UD sends complete locally whether or not anyone listens):
       // the driver's channel is still looked at, so a leader that closed its
       // connection or went silent ends the run here too.
-      if (watched(limits) != nullptr && w.stalled(progress()) && w.peer_lost()) [[unlikely]] {
+      if (watched(limits) != nullptr && w.stalled(progress(), Watchdog::kBusyPassSpins) && w.peer_lost()) [[unlikely]] {
         return stall_failure(w, limits, tx_done < tx_total ? "send completions" : "the peer's messages",
                              tx_done + rx_done, tx_total + rx_total);
       }
