@@ -205,16 +205,21 @@ GidTable query_gid_table(ibv_context* context, std::uint8_t port) {
 
 GidTable load_gid_table(ibv_context* context, std::uint8_t port, std::string_view sysfs_root) {
   const std::string_view name = ibv_get_device_name(context->device);
-  std::error_code ec;
-  const bool have_sysfs = fs::is_directory(fs::path(sysfs_root) / name, ec);
+  const auto have_sysfs = [&] {
+    std::error_code ec;
+    return fs::is_directory(fs::path(sysfs_root) / name, ec);
+  };
   // The kernel's own table: one ioctl, where sysfs takes a file per slot
-  // (1024 on rxe, read a few times by every process at start).
-  if (sysfs_root == kSysfsInfiniband || !have_sysfs) {
+  // (1024 on rxe, read a few times by every process at start). sysfs is the
+  // fallback, and the source for another root (the tests' fake trees).
+  if (sysfs_root == kSysfsInfiniband) {
     try {
       return query_gid_table(context, port);
     } catch (const VerbsError&) {
-      if (!have_sysfs) throw;
+      if (!have_sysfs()) throw;
     }
+  } else if (!have_sysfs()) {
+    return query_gid_table(context, port);
   }
   return read_gid_table(sysfs_root, name, port);
 }
