@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Summarise bench/compare/perftest.sh's raw results (python3 stdlib only).
 
-Reads OUT/tests.txt and OUT/raw/TEST.PAIR.{P,F}.{txt,json}; prints per test
+Reads OUT/tests.txt and OUT/raw/TEST.PAIR.{P,F}.{txt,json,ctr}; prints per test
 and metric the ratio fabench/perftest of the medians over the pairs, the
 per-pair ratios' spread (min..max), the geometric mean of the per-pair ratios
 with its 95 % confidence interval, and a verdict drawn from that interval.
-Writes OUT/summary.json.
+Writes OUT/summary.json. Where the runs have counter files (.ctr: the rxe
+devices' hw_counters that moved around a run), a second table sets each
+event counter's mean change per run side by side (retransmissions, RNR NAKs,
+duplicates: what a tool's way of driving the queue costs on the wire).
 
 The verdict (a pair is one perftest run and one fabench run, back to back, so
 that a drift of the machine cancels in their ratio): the per-pair ratios'
@@ -115,6 +118,35 @@ def collect(raw, name, kind):
             per[m]["F"].append(fr[m])
             per[m]["ratios"].append(fr[m] / pr[m] if pr[m] else float("nan"))
     return per, failed
+
+
+# The rxe counters that count traffic, not events: left out of the counter table.
+TRAFFIC = {"sent_pkts", "rcvd_pkts", "rdma_sends", "rdma_recvs", "lifespan"}
+
+
+def counters(raw, name):
+    """Per tool the mean change per run of each event counter (perftest.sh's
+    TEST.PAIR.TOOL.ctr: "DEVICE.COUNTER CHANGE" lines, the counters that
+    moved), over the runs that have such a file; None when no run has one."""
+    out = {}
+    for tool in ("P", "F"):
+        runs, total = 0, {}
+        for p in pair_numbers(raw, name):
+            try:
+                lines = open(os.path.join(raw, f"{name}.{p}.{tool}.ctr"), encoding="utf-8").read().splitlines()
+            except OSError:
+                continue
+            runs += 1
+            for line in lines:
+                parts = line.split()
+                if len(parts) != 2 or parts[0].rsplit(".", 1)[-1] in TRAFFIC:
+                    continue
+                try:
+                    total[parts[0]] = total.get(parts[0], 0) + int(float(parts[1]))
+                except ValueError:
+                    continue
+        out[tool] = {"runs": runs, "per_run": {k: v / runs for k, v in sorted(total.items())} if runs else {}}
+    return out if out["P"]["runs"] or out["F"]["runs"] else None
 
 
 # Two-sided 95 % quantiles of Student's t, by degrees of freedom.
@@ -250,6 +282,9 @@ def main():
                 "geomean_ratio": v["gmean"], "ci95": v["ci"], "margin": margin, "verdict": v["verdict"],
             }
             rows.append((name, m, len(d["ratios"]), ratio, lo, hi, mp, mf, v))
+        ctr = counters(raw, name)
+        if ctr is not None:
+            summary[name]["counters"] = {"perftest": ctr["P"], "fabench": ctr["F"]}
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
 
@@ -263,6 +298,21 @@ def main():
             continue
         print(f"| {name} | {m} | {n} | {fmt_ratio(ratio)} | {fmt_ratio(lo)}..{fmt_ratio(hi)} | {fmt_interval(v)} | "
               f"{mp:.3g} {unit[m]} | {mf:.3g} {unit[m]} | {v['verdict']} |")
+    ctr_rows = []
+    for name, s in summary.items():
+        c = s.get("counters")
+        if not c:
+            continue
+        def cell(tool, k):  # "-": this tool's runs have no counter files
+            return f"{c[tool]['per_run'].get(k, 0):.2f}" if c[tool]["runs"] else "-"
+        for k in sorted(set(c["perftest"]["per_run"]) | set(c["fabench"]["per_run"])):
+            ctr_rows.append(f"| {name} | {k} | {cell('perftest', k)} | {cell('fabench', k)} |")
+    if ctr_rows:
+        print("\nEvent counters of the rxe devices per run (mean over each tool's runs; read around every "
+              "run, both tools alike; counters that moved in neither tool are left out):\n")
+        print("| test | device.counter | perftest | fabench |")
+        print("|---|---|---|---|")
+        print("\n".join(ctr_rows))
     for name, s in summary.items():
         if s["failed"]:
             print(f"\n{name}: runs without a result: {', '.join(s['failed'])}")

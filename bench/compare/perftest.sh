@@ -13,9 +13,12 @@
 # spread of the per-pair ratios (min..max), their geometric mean with a 95 %
 # interval and a verdict from it (ahead, at parity, BEHIND or undecided; see
 # compare.py). --max-pairs adds pairs to a test while its verdict is
-# undecided. With --callgrind it
+# undecided. The devices' hw_counters are read around every run of either
+# tool, and compare.py sets their event counters (retransmissions, RNR NAKs,
+# duplicates) per run side by side. With --callgrind it
 # also counts user-space instructions per message of the client (see
 # bench/compare/callgrind.sh). Raw outputs go to $FABENCH_OUT (or --out).
+# Across guest boots: bench/compare/boots.sh.
 set -euo pipefail
 
 prog=perftest.sh
@@ -183,6 +186,26 @@ start_fabench_servers() {
   PIDS+=($!); wait_listen $FBW_PORT $! "$raw/fabench-bw.server.log" || die "fabench-bw server did not start"
 }
 
+# Counters around every run, both tools alike: the rxe devices' hw_counters
+# (retransmissions, RNR NAKs, duplicate and out-of-sequence requests...) read
+# from sysfs before the run (before perftest's server starts; before
+# fabench's client, its server idles between runs) and after it, outside both
+# tools' timing. PREFIX.ctr gets the counters that moved: "DEVICE.COUNTER
+# CHANGE" (compare.py sets them side by side).
+ctr_snap() {   # FILE
+  grep -H . /sys/class/infiniband/"$DEV0"/ports/1/hw_counters/* \
+    /sys/class/infiniband/"$DEV1"/ports/1/hw_counters/* >"$1" 2>/dev/null || true
+}
+ctr_delta() {   # PREFIX: PREFIX.ctr0 (before) -> PREFIX.ctr
+  local after=$1.ctr1
+  ctr_snap "$after"
+  # /sys/class/infiniband/DEV/ports/1/hw_counters/NAME:VALUE
+  awk -F: 'NR == FNR { b[$1] = $2; next }
+           ($1 in b) && $2 != b[$1] { n = split($1, p, "/"); print p[5] "." p[n], $2 - b[$1] }' \
+    "$1.ctr0" "$after" >"$1.ctr" 2>/dev/null || true
+  rm -f "$1.ctr0" "$after"
+}
+
 # run_perftest PREFIX BIN ARGS...: a fresh server per run (perftest serves one
 # client). perftest converts rdtsc cycles with a CPU clock it samples at start;
 # when that sampling fails (under emulation: "Correlation coefficient r^2 <
@@ -194,12 +217,14 @@ run_perftest() {
   local attempt rc
   for attempt in 1 2 3; do
     pt_port=$((pt_port + 1))
+    ctr_snap "$prefix.ctr0"
     timeout "$run_timeout" "${SRV[@]}" "$bin" -d "$DEV1" -x "$GID" -p $pt_port "$@" >"$prefix.server.txt" 2>&1 &
     local spid=$!
     wait_listen $pt_port $spid "$prefix.server.txt" || { wait $spid || true; continue; }
     rc=0
     timeout "$run_timeout" "${CLI[@]}" "$bin" -d "$DEV0" -x "$GID" -p $pt_port "$@" "$IP1" >"$prefix.txt" 2>&1 || rc=$?
     wait $spid || rc=$((rc ? rc : $?))
+    ctr_delta "$prefix"
     if ((rc != 0)); then
       echo "$prog: $bin $* failed ($rc):" >&2; tail -5 "$prefix.txt" "$prefix.server.txt" >&2
     elif grep -Eqi '(^|[[:space:]])(-?inf|-?nan)([[:space:]]|$)' "$prefix.txt"; then
@@ -218,8 +243,10 @@ run_fabench() {
   local rc=0
   local extra=()
   [[ -n $lat_clock && $bin == "$LAT" ]] && extra=(--clock "$lat_clock")
+  ctr_snap "$prefix.ctr0"
   timeout "$run_timeout" "${CLI[@]}" "$bin" -d "$DEV0" -x "$GID" -p "$port" "$@" "${extra[@]}" \
     --benchmark_out="$prefix.json" --benchmark_out_format=json "$IP1" >"$prefix.txt" 2>&1 || rc=$?
+  ctr_delta "$prefix"
   ((rc == 0)) || { echo "$prog: $bin $* failed ($rc):" >&2; tail -5 "$prefix.txt" >&2; return 1; }
 }
 

@@ -5,6 +5,7 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py verdicts     the table and summary.json
   test_compare.py decided      --decided's exit status (perftest.sh --max-pairs)
   test_compare.py boots        --boots: each boot's geometric mean is one sample
+  test_compare.py counters     the event-counter table from perftest.sh's .ctr files
 """
 import json
 import os
@@ -143,12 +144,45 @@ def boots(tmp):
     print("ok: --boots verdicts of", ", ".join(cases))
 
 
+def counters(tmp):
+    raw = os.path.join(tmp, "raw")
+    # lat_ahead: perftest's runs retransmit once in two of five, fabench's three
+    # times in every run; traffic counters stay out of the table; bw_ahead has
+    # files for fabench only (perftest's cells then say "-", not 0).
+    for p in range(1, 6):
+        with open(os.path.join(raw, f"lat_ahead.{p}.P.ctr"), "w", encoding="utf-8") as f:
+            f.write("rxe0.sent_pkts 4000\n" + ("rxe0.completer_retry_err 1\n" if p <= 2 else ""))
+        with open(os.path.join(raw, f"lat_ahead.{p}.F.ctr"), "w", encoding="utf-8") as f:
+            f.write("rxe0.sent_pkts 4000\nrxe0.completer_retry_err 3\nrxe1.duplicate_request 3\n")
+        with open(os.path.join(raw, f"bw_ahead.{p}.F.ctr"), "w", encoding="utf-8") as f:
+            f.write("rxe1.send_rnr_err 2\n")
+    run = subprocess.run([sys.executable, COMPARE, tmp], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"compare.py exited {run.returncode}: {run.stderr}")
+    want = ["| lat_ahead | rxe0.completer_retry_err | 0.40 | 3.00 |",
+            "| lat_ahead | rxe1.duplicate_request | 0.00 | 3.00 |",
+            "| bw_ahead | rxe1.send_rnr_err | - | 2.00 |"]
+    for row in want:
+        if row not in run.stdout.splitlines():
+            fail(f"counter row '{row}' missing from:\n{run.stdout}")
+    if "sent_pkts" in run.stdout:
+        fail("a traffic counter (sent_pkts) is in the event-counter table")
+    summary = json.load(open(os.path.join(tmp, "summary.json"), encoding="utf-8"))
+    c = summary["lat_ahead"]["counters"]
+    if c["perftest"]["runs"] != 5 or c["fabench"]["per_run"].get("rxe0.completer_retry_err") != 3.0:
+        fail(f"summary.json counters of lat_ahead: {c}")
+    if "counters" in summary["lat_behind"]:
+        fail("lat_behind has no counter files, yet summary.json has counters for it")
+    print("ok: event counters per run, both tools")
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("verdicts", "decided", "boots"):
+    tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "counters": counters}
+    if len(sys.argv) != 2 or sys.argv[1] not in tests:
         sys.exit(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         make_out(tmp)
-        {"verdicts": verdicts, "decided": decided, "boots": boots}[sys.argv[1]](tmp)
+        tests[sys.argv[1]](tmp)
 
 
 if __name__ == "__main__":
