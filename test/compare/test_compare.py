@@ -173,6 +173,15 @@ def counters(tmp):
         fail(f"summary.json counters of lat_ahead: {c}")
     if "counters" in summary["lat_behind"]:
         fail("lat_behind has no counter files, yet summary.json has counters for it")
+    # Counter files in which only traffic moved: one line says so, no table.
+    for p in range(1, 6):
+        for tool in ("P", "F"):
+            for test in ("lat_ahead", "bw_ahead"):
+                with open(os.path.join(raw, f"{test}.{p}.{tool}.ctr"), "w", encoding="utf-8") as f:
+                    f.write("rxe0.sent_pkts 4000\n")
+    run = subprocess.run([sys.executable, COMPARE, tmp], capture_output=True, text=True, check=False)
+    if "| test | device.counter |" in run.stdout or "none moved" not in run.stdout:
+        fail(f"only traffic counters moved, yet no 'none moved' line or a table:\n{run.stdout}")
     print("ok: event counters per run, both tools")
 
 
