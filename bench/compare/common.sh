@@ -21,3 +21,30 @@ wait_listen() {
   echo "$who: nothing listens on port $port after 10 s" >&2
   return 1
 }
+
+# steer_rx DEV CPU (root): Receive Packet Steering of DEV's network interface
+# (the one under GID index $GID) to CPU. RoCE packets are received by that
+# interface; its receive processing (and with it rxe's responder and
+# completer work) then runs on the CPU of the process on that side, as on a
+# host whose NIC interrupts are steered to the benchmark's core. Otherwise a
+# flow's CPU follows its hash (the test bed spreads over all CPUs), which
+# changes with the QP numbers from one run to the next. Each rps_cpus file
+# changed is remembered in RPS_SAVED (FILE=OLD_MASK; restore_rps puts them
+# back) and described in RPS_DESC. Needs die() and GID from the caller.
+RPS_SAVED=() RPS_DESC=""
+steer_rx() {   # DEV CPU
+  local nd f mask
+  nd=$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/$GID" 2>/dev/null || true)
+  [[ -n $nd ]] || die "--rps local: $1 has no network interface at GID index $GID"
+  printf -v mask '%x' $((1 << $2))
+  for f in /sys/class/net/"$nd"/queues/rx-*/rps_cpus; do
+    [[ -w $f ]] || die "--rps local: cannot write $f (needs root and a kernel with RPS)"
+    RPS_SAVED+=("$f=$(<"$f")")
+    echo "$mask" >"$f" || die "--rps local: writing $mask to $f failed"
+  done
+  RPS_DESC+="$1 ($nd) -> CPU $2; "
+}
+restore_rps() {
+  local e
+  for e in "${RPS_SAVED[@]}"; do echo "${e#*=}" >"${e%%=*}" 2>/dev/null || true; done
+}

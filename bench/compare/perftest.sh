@@ -23,7 +23,7 @@ set -euo pipefail
 
 prog=perftest.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/common.sh"   # wait_listen
+. "$here/common.sh"   # wait_listen, steer_rx, restore_rps
 usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS]
@@ -139,33 +139,10 @@ echo "$prog: raw results in $raw" >&2
 
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-RPS_SAVED=()   # FILE=MASK of every rps_cpus that --rps local changed
-restore_rps() {
-  local e
-  for e in "${RPS_SAVED[@]}"; do echo "${e#*=}" >"${e%%=*}" 2>/dev/null || true; done
-}
 trap 'cleanup; restore_rps' EXIT
 
-# --rps local: RoCE packets are received by the network interface under the
-# device's GID; its receive processing (and with it rxe's responder and
-# completer work) then runs on the CPU of the process on that side, as on a
-# host whose NIC interrupts are steered to the benchmark's core. Otherwise a
-# flow's CPU follows its hash (the test bed spreads over all CPUs), which
-# changes with the QP numbers from one run to the next.
-steer_rx() {   # DEV CPU
-  local nd f mask
-  nd=$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/$GID" 2>/dev/null || true)
-  [[ -n $nd ]] || die "--rps local: $1 has no network interface at GID index $GID"
-  printf -v mask '%x' $((1 << $2))
-  for f in /sys/class/net/"$nd"/queues/rx-*/rps_cpus; do
-    [[ -w $f ]] || die "--rps local: cannot write $f (needs root and a kernel with RPS)"
-    RPS_SAVED+=("$f=$(<"$f")")
-    echo "$mask" >"$f" || die "--rps local: writing $mask to $f failed"
-  done
-  RPS_DESC+="$1 ($nd) -> CPU $2; "
-}
-RPS_DESC=""
-# In the test bed a flow's receive CPU otherwise follows its hash (above).
+# --rps local (steer_rx, common.sh) by default in the test bed, where a flow's receive CPU
+# otherwise follows its hash.
 if [[ -z $rps ]]; then
   if [[ ${FABENCH_IN_VM:-0} == 1 ]] && ((pinned)); then rps=local; else rps=keep; fi
 fi

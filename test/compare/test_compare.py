@@ -6,6 +6,7 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py decided      --decided's exit status (perftest.sh --max-pairs)
   test_compare.py boots        --boots: each boot's geometric mean is one sample
   test_compare.py counters     the event-counter table from perftest.sh's .ctr files
+  test_compare.py rotate       rotate_summary.py: per-round ratios and pooled percentiles
 """
 import json
 import os
@@ -15,6 +16,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMPARE = os.path.join(HERE, "..", "..", "bench", "compare", "compare.py")
+ROTATE_SUMMARY = os.path.join(HERE, "..", "..", "bench", "compare", "rotate_summary.py")
 
 LAT_HEADER = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
               "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n")
@@ -185,8 +187,57 @@ def counters(tmp):
     print("ok: event counters per run, both tools")
 
 
+def rotate(tmp):
+    # rotate.sh's layout: setup.txt names the variants, raw/rR.vJ.txt holds a
+    # perftest-layout report with every sample (-U). Variant 1 is variant 0
+    # plus 5 us on every sample (a shift of the whole distribution, the floor
+    # included), variant 2 the same samples as variant 0.
+    out = os.path.join(tmp, "rotate")
+    raw = os.path.join(out, "raw")
+    os.makedirs(raw)
+    with open(os.path.join(out, "setup.txt"), "w", encoding="utf-8") as f:
+        f.write("test: ud_send_lat_2\nvariant 0: perftest\nvariant 1: fabench\nvariant 2: fabench-once\n")
+    for r in range(6):
+        base = [50.0 + r + (i % 100) for i in range(200)]  # 50+r .. 149+r, each twice
+        for j, shift in enumerate((0.0, 5.0, 0.0)):
+            with open(os.path.join(raw, f"r{r}.v{j}.txt"), "w", encoding="utf-8") as f:
+                f.write(LAT_HEADER + "#, usec\n")
+                f.writelines(f"{i + 1}, {x + shift:g}\n" for i, x in enumerate(base))
+                f.write("-" * 40 + "\n")
+    run = subprocess.run([sys.executable, ROTATE_SUMMARY, out], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"rotate_summary.py failed: {run.stderr}")
+    print(run.stdout)
+    # Run medians 99.5+r (variant 1: 104.5+r); over the six rounds 102.0 / 107.0.
+    want = {"0: perftest": ["6", "102.0", "reference"], "1: fabench": ["6", "107.0"], "2: fabench-once": ["6", "102.0"]}
+    ratio_rows = [line for line in run.stdout.splitlines() if line.count("|") == 6]
+    got = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in ratio_rows[2:]}
+    for name, cells in want.items():
+        if got.get(name, [])[:len(cells)] != cells:
+            fail(f"ratio row {name}: {got.get(name)}, want {cells}")
+    if not got["1: fabench"][3].startswith("fabench BEHIND"):
+        fail(f"a 5 us shift in every round is not BEHIND: {got['1: fabench']}")
+    if not got["2: fabench-once"][2].startswith("1.000 [1.000..1.000]") or got["2: fabench-once"][3] != "at parity":
+        fail(f"identical samples are not at parity: {got['2: fabench-once']}")
+    # Pooled: 1200 samples per variant, every percentile 5 us apart.
+    pooled = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+              for line in run.stdout.splitlines() if line.count("|") == 11}
+    p0, p1 = pooled.get("0: perftest"), pooled.get("1: fabench")
+    if not p0 or not p1 or p0[0] != "1200" or p1[0] != "1200":
+        fail(f"pooled rows: {p0} {p1}")
+    for a, b in zip(p0[1:], p1[1:]):
+        if abs(float(b) - float(a) - 5.0) > 1e-6:
+            fail(f"pooled percentiles not shifted by 5 us: {p0} {p1}")
+    # A report without samples is an error, not an empty row.
+    with open(os.path.join(raw, "r0.v2.txt"), "w", encoding="utf-8") as f:
+        f.write(LAT_HEADER)
+    run = subprocess.run([sys.executable, ROTATE_SUMMARY, out], capture_output=True, text=True, check=False)
+    if run.returncode == 0 or "no samples" not in run.stderr:
+        fail(f"a report without samples was accepted: rc {run.returncode}, {run.stderr}")
+
+
 def main():
-    tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "counters": counters}
+    tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "counters": counters, "rotate": rotate}
     if len(sys.argv) != 2 or sys.argv[1] not in tests:
         sys.exit(__doc__)
     with tempfile.TemporaryDirectory() as tmp:

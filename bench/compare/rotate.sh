@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# rotate.sh: one latency test, perftest and one or more fabench-lat variants,
+# in rounds whose order rotates and reverses, with every sample kept.
+#
+# perftest.sh compares the medians of alternating pairs. Where a row stays
+# behind, this script asks why: each variant changes one thing (a fresh
+# server per run, a flag), and every variant takes every position of a round
+# equally often (round r starts at variant r mod K; every other block of K
+# rounds runs in reverse), so position and drift cancel. Both tools print
+# every sample (-U, fabench-lat through --output-format perftest), so the
+# summary has, beside the per-round ratio of the medians, the percentiles of
+# all samples pooled: a shift of the fastest samples (p1..p25) is a cost in
+# every iteration; one in the body only is the test bed's slow phases.
+#
+# Runs INSIDE the Soft-RoCE test bed, like perftest.sh (same devices, pinning,
+# SCHED_IDLE and receive steering), e.g.
+#   tools/softroce-vm --wire --timeout 1200 --out /tmp/rot -- \
+#       bench/compare/rotate.sh --build build/default --test ud_send_lat_2 --rounds 16 \
+#       perftest fabench fabench-once
+set -euo pipefail
+
+prog=rotate.sh
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/common.sh"   # wait_listen, steer_rx, restore_rps
+usage() {
+  cat <<EOF
+Usage: bench/compare/$prog [OPTIONS] --test TEST VARIANT...
+
+VARIANT (the first is the reference of the ratios):
+  perftest              the perftest tool of TEST, a fresh server per run
+  fabench[:ARGS]        fabench-lat against one server started once (as perftest.sh runs it)
+  fabench-once[:ARGS]   fabench-lat against a fresh server per run (--once)
+  ARGS: extra fabench-lat flags, comma-separated (fabench:--clock,tsc)
+
+Options:
+  --test TEST     read_lat_2, ud_send_lat_2, send_lat_2, write_lat_2, atomic_fadd_lat
+                  or atomic_cswap_lat (the arguments perftest.sh gives both tools)
+  --rounds N      rounds, each runs every variant once (default 8; a multiple of
+                  2 x the variants balances positions and directions)
+  --iters N       iterations of every run (default 2000)
+  --build DIR     fabench build directory (default build/perf)
+  --out DIR       raw outputs and summary.txt (default \$FABENCH_OUT, else a temp dir)
+  --run-timeout S limit of every run (default 120)
+  -h, --help      this help
+EOF
+}
+die() { echo "$prog: error: $*" >&2; exit 2; }
+
+build=build/perf test="" rounds=8 iters=2000 out=${FABENCH_OUT:-} run_timeout=120
+variants=()
+while (($#)); do
+  case "$1" in
+    --test) test=${2:?}; shift ;;
+    --rounds) rounds=${2:?}; shift ;;
+    --iters) iters=${2:?}; shift ;;
+    --build) build=${2:?}; shift ;;
+    --out) out=${2:?}; shift ;;
+    --run-timeout) run_timeout=${2:?}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) die "unknown option '$1' (see --help)" ;;
+    *) variants+=("$1") ;;
+  esac
+  shift
+done
+[[ -n $test ]] || die "--test is required (see --help)"
+for n in rounds iters run_timeout; do
+  [[ ${!n} =~ ^[1-9][0-9]*$ ]] || die "--${n//_/-}: '${!n}' is not a positive integer"
+done
+((${#variants[@]} >= 2)) || die "give at least two variants (e.g. perftest fabench)"
+for v in "${variants[@]}"; do
+  [[ $v =~ ^(perftest|fabench|fabench-once)(:.*)?$ ]] || die "variant '$v' is not perftest, fabench[:ARGS] or fabench-once[:ARGS]"
+done
+
+# The arguments of perftest.sh's definitions (both tools the same work).
+case $test in
+  read_lat_2) PT=(ib_read_lat -s 2) FB=(--op read -s 2) ;;
+  ud_send_lat_2) PT=(ib_send_lat -c UD -s 2 -r 512) FB=(-I 0 -c UD --op send -s 2 -r 512) ;;
+  send_lat_2) PT=(ib_send_lat -s 2 -r 512) FB=(-I 0 --op send -s 2 -r 512) ;;
+  write_lat_2) PT=(ib_write_lat -s 2) FB=(-I 0 --op write -s 2) ;;
+  atomic_fadd_lat) PT=(ib_atomic_lat -A FETCH_AND_ADD) FB=(-A FETCH_AND_ADD) ;;
+  atomic_cswap_lat) PT=(ib_atomic_lat -A CMP_AND_SWAP) FB=(-A CMP_AND_SWAP) ;;
+  *) die "--test: '$test' is not one of the tests in --help" ;;
+esac
+PT+=(-n "$iters" -U) FB+=(-n "$iters" --output-format perftest -U)
+
+DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
+GID=${FABENCH_GID_INDEX:-1}
+for d in "$DEV0" "$DEV1"; do
+  [[ -e /sys/class/infiniband/$d ]] || die "no RDMA device '$d' here: run me inside the Soft-RoCE test bed (tools/softroce-vm --wire -- bench/compare/$prog ...)"
+done
+LAT=$build/bench/fabench-lat
+[[ -x $LAT ]] || die "no $LAT: build first (cmake --build $build)"
+command -v "${PT[0]}" >/dev/null || die "'${PT[0]}' not found (perftest)"
+(($(nproc) >= 2)) || die "needs 2 CPUs (client on CPU 0, servers on CPU 1)"
+
+# As perftest.sh: SCHED_IDLE, client on CPU 0, servers on CPU 1, each
+# device's receive processing on its side's CPU.
+CLI=(chrt -i 0 taskset -c 0) SRV=(chrt -i 0 taskset -c 1)
+if [[ -z $out ]]; then out=$(mktemp -d /tmp/fabench-rotate.XXXXXX); fi
+raw=$out/raw
+mkdir -p "$raw"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap 'cleanup; restore_rps' EXIT
+steer_rx "$DEV0" 0
+steer_rx "$DEV1" 1
+
+SERVER_PORT=18750
+if printf '%s\n' "${variants[@]}" | grep -q '^fabench\(:\|$\)'; then
+  timeout $((run_timeout * rounds * ${#variants[@]})) "${SRV[@]}" "$LAT" -d "$DEV1" -x "$GID" -p $SERVER_PORT \
+    --timeout 60 >"$raw/server.log" 2>&1 &
+  PIDS+=($!); wait_listen $SERVER_PORT $! "$raw/server.log" || die "fabench-lat server did not start"
+fi
+
+port=18760
+run_variant() {   # VARIANT PREFIX
+  local v=$1 f=$2 name=${1%%:*} extra=() s rc=0
+  [[ $v == *:* ]] && IFS=, read -r -a extra <<<"${v#*:}"
+  port=$((port + 1))
+  case $name in
+    perftest)
+      timeout "$run_timeout" "${SRV[@]}" "${PT[@]}" -d "$DEV1" -x "$GID" -p $port >"$f.server.txt" 2>&1 &
+      s=$!; wait_listen $port $s "$f.server.txt" || return 1
+      timeout "$run_timeout" "${CLI[@]}" "${PT[@]}" -d "$DEV0" -x "$GID" -p $port "$IP1" >"$f.txt" 2>&1 || rc=$?
+      wait $s || rc=$((rc ? rc : $?)) ;;
+    fabench-once)
+      timeout "$run_timeout" "${SRV[@]}" "$LAT" -d "$DEV1" -x "$GID" -p $port --once --timeout 60 >"$f.server.txt" 2>&1 &
+      s=$!; wait_listen $port $s "$f.server.txt" || return 1
+      timeout "$run_timeout" "${CLI[@]}" "$LAT" -d "$DEV0" -x "$GID" -p $port "${FB[@]}" "${extra[@]}" "$IP1" \
+        >"$f.txt" 2>&1 || rc=$?
+      wait $s || rc=$((rc ? rc : $?)) ;;
+    fabench)
+      timeout "$run_timeout" "${CLI[@]}" "$LAT" -d "$DEV0" -x "$GID" -p $SERVER_PORT "${FB[@]}" "${extra[@]}" "$IP1" \
+        >"$f.txt" 2>&1 || rc=$? ;;
+  esac
+  ((rc == 0)) || { echo "$prog: $v failed ($rc):" >&2; tail -5 "$f.txt" >&2; return 1; }
+}
+
+k=${#variants[@]}
+{
+  echo "test: $test  rounds: $rounds  iters: $iters  kernel: $(uname -r)  cpus: $(nproc)"
+  echo "pinning: client ${CLI[*]}, servers ${SRV[*]}; receive steering: $RPS_DESC"
+  for ((j = 0; j < k; j++)); do echo "variant $j: ${variants[j]}"; done
+} | tee "$out/setup.txt" >&2
+for ((r = 0; r < rounds; r++)); do
+  order=()
+  for ((j = 0; j < k; j++)); do order+=($(((r + j) % k))); done
+  if (((r / k) % 2 == 1)); then
+    for ((j = 0; j < k / 2; j++)); do
+      t=${order[j]} order[j]=${order[k - 1 - j]} order[k - 1 - j]=$t
+    done
+  fi
+  for j in "${order[@]}"; do
+    run_variant "${variants[j]}" "$raw/r$r.v$j" || die "round $r: ${variants[j]} failed (outputs in $raw)"
+  done
+  echo "$prog: round $((r + 1))/$rounds done (order ${order[*]})" >&2
+done
+python3 "$here/rotate_summary.py" "$out" | tee "$out/summary.txt"

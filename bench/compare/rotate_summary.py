@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The summary of a rotate.sh run: rotate_summary.py OUT.
+
+OUT holds setup.txt (its "variant J: SPEC" lines) and raw/rR.vJ.txt, each
+a perftest-layout report with every sample (-U: "N, usec" lines after the
+"#, usec" header), from perftest or from fabench-lat --output-format perftest.
+
+Prints, per variant:
+- the median of each run's samples, over the runs (the value perftest.sh
+  compares), and the geometric mean of the per-round ratios to variant 0
+  with its 95 % interval and verdict (compare.py's pair_verdict, margin 5 %);
+- the percentiles of all its samples pooled: a shift at p1..p25 is a cost
+  in every iteration, one in the body only is the test bed's slow phases.
+"""
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import fmt_interval, pair_verdict  # noqa: E402
+
+QUANTILES = (0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99)
+
+
+def samples(path):
+    """The per-iteration samples (usec) of one report, in order."""
+    out, on = [], False
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("#, usec"):
+                on = True
+                continue
+            if on:
+                m = re.match(r"\s*\d+,\s*([0-9.eE+-]+)\s*$", line)
+                if not m:
+                    break
+                out.append(float(m.group(1)))
+    return out
+
+
+def quantile(sorted_xs, q):
+    return sorted_xs[min(len(sorted_xs) - 1, int(q * len(sorted_xs)))]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: rotate_summary.py OUT")
+    out = sys.argv[1]
+    variants = {}
+    with open(os.path.join(out, "setup.txt"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"variant (\d+): (.*)$", line.rstrip("\n"))
+            if m:
+                variants[int(m.group(1))] = m.group(2)
+    if not variants:
+        sys.exit(f"rotate_summary.py: no 'variant J: SPEC' line in {out}/setup.txt")
+    medians = {j: {} for j in variants}  # variant -> round -> median of the run
+    pooled = {j: [] for j in variants}
+    raw = os.path.join(out, "raw")
+    for name in sorted(os.listdir(raw)):
+        m = re.match(r"r(\d+)\.v(\d+)\.txt$", name)
+        if not m or int(m.group(2)) not in variants:
+            continue
+        xs = samples(os.path.join(raw, name))
+        if not xs:
+            sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (-U lines)")
+        medians[int(m.group(2))][int(m.group(1))] = statistics.median(xs)
+        pooled[int(m.group(2))].extend(xs)
+    ref = medians[0]
+    who = "fabench" if variants[0] == "perftest" else "variant"
+    print("| variant | runs | median of run medians (us) | per-round ratio to variant 0 [95 % CI] | verdict |")
+    print("|---|---|---|---|---|")
+    for j, spec in sorted(variants.items()):
+        runs = medians[j]
+        if not runs:
+            print(f"| {j}: {spec} | 0 | - | - | no runs |")
+            continue
+        if j == 0:
+            print(f"| 0: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | reference | |")
+            continue
+        ratios = [runs[r] / ref[r] for r in sorted(runs) if r in ref and ref[r] > 0]
+        v = pair_verdict(ratios, True, 0.05, unit="rounds")
+        verdict = v["verdict"].replace("fabench", who)
+        print(f"| {j}: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | {fmt_interval(v)} | {verdict} |")
+    print()
+    print("All samples pooled (us):")
+    print()
+    print("| variant | samples | " + " | ".join(f"p{round(q * 100)}" for q in QUANTILES) + " |")
+    print("|---|---|" + "---|" * len(QUANTILES))
+    for j, spec in sorted(variants.items()):
+        xs = sorted(pooled[j])
+        if xs:
+            print(f"| {j}: {spec} | {len(xs)} | " + " | ".join(f"{quantile(xs, q):.1f}" for q in QUANTILES) + " |")
+
+
+if __name__ == "__main__":
+    main()
