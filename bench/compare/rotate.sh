@@ -27,10 +27,11 @@ usage() {
 Usage: bench/compare/$prog [OPTIONS] --test TEST VARIANT...
 
 VARIANT (the first is the reference of the ratios):
-  perftest              the perftest tool of TEST, a fresh server per run
+  perftest[:ARGS]       the perftest tool of TEST, a fresh server per run
   fabench[:ARGS]        fabench-lat against one server started once (as perftest.sh runs it)
   fabench-once[:ARGS]   fabench-lat against a fresh server per run (--once)
-  ARGS: extra fabench-lat flags, comma-separated (fabench:--clock,tsc)
+  ARGS: extra flags of that tool, comma-separated (fabench:--clock,tsc; perftest:-t,2;
+  perftest's go to its server too)
 
 Options:
   --test TEST     read_lat_2, ud_send_lat_2, send_lat_2, write_lat_2, atomic_fadd_lat
@@ -68,7 +69,7 @@ for n in rounds iters run_timeout; do
 done
 ((${#variants[@]} >= 2)) || die "give at least two variants (e.g. perftest fabench)"
 for v in "${variants[@]}"; do
-  [[ $v =~ ^(perftest|fabench|fabench-once)(:.*)?$ ]] || die "variant '$v' is not perftest, fabench[:ARGS] or fabench-once[:ARGS]"
+  [[ $v =~ ^(perftest|fabench|fabench-once)(:.*)?$ ]] || die "variant '$v' is not perftest[:ARGS], fabench[:ARGS] or fabench-once[:ARGS]"
 done
 
 # The arguments of perftest.sh's definitions (both tools the same work).
@@ -119,9 +120,9 @@ run_variant() {   # VARIANT PREFIX
   port=$((port + 1))
   case $name in
     perftest)
-      timeout "$run_timeout" "${SRV[@]}" "${PT[@]}" -d "$DEV1" -x "$GID" -p $port >"$f.server.txt" 2>&1 &
+      timeout "$run_timeout" "${SRV[@]}" "${PT[@]}" "${extra[@]}" -d "$DEV1" -x "$GID" -p $port >"$f.server.txt" 2>&1 &
       s=$!; wait_listen $port $s "$f.server.txt" || return 1
-      timeout "$run_timeout" "${CLI[@]}" "${PT[@]}" -d "$DEV0" -x "$GID" -p $port "$IP1" >"$f.txt" 2>&1 || rc=$?
+      timeout "$run_timeout" "${CLI[@]}" "${PT[@]}" "${extra[@]}" -d "$DEV0" -x "$GID" -p $port "$IP1" >"$f.txt" 2>&1 || rc=$?
       wait $s || rc=$((rc ? rc : $?)) ;;
     fabench-once)
       timeout "$run_timeout" "${SRV[@]}" "$LAT" -d "$DEV1" -x "$GID" -p $port --once --timeout 60 >"$f.server.txt" 2>&1 &
