@@ -8,9 +8,10 @@
 # equally often (round r starts at variant r mod K; every other block of K
 # rounds runs in reverse), so position and drift cancel. Both tools print
 # every sample (-U, fabench-lat through --output-format perftest), so the
-# summary has, beside the per-round ratio of the medians, the percentiles of
-# all samples pooled: a shift of the fastest samples (p1..p25) is a cost in
-# every iteration; one in the body only is the test bed's slow phases.
+# summary (rotate_summary.py) has, beside the per-round ratio of the medians,
+# that of each run's 5th percentile and the percentiles of all samples
+# pooled: a shift of the fastest samples (p1..p25) is a cost in every
+# iteration; one in the body only is the test bed's slow phases.
 #
 # Runs INSIDE the Soft-RoCE test bed, like perftest.sh (same devices, pinning,
 # SCHED_IDLE and receive steering), e.g.
@@ -30,6 +31,8 @@ VARIANT (the first is the reference of the ratios):
   perftest[:ARGS]       the perftest tool of TEST, a fresh server per run
   fabench[:ARGS]        fabench-lat against one server started once (as perftest.sh runs it)
   fabench-once[:ARGS]   fabench-lat against a fresh server per run (--once)
+  fabench-once@DIR[:ARGS]  the same, both ends from the fabench build DIR (two builds
+                        in one boot: a change against its base)
   ARGS: extra flags of that tool, comma-separated (fabench:--clock,tsc; perftest:-t,2;
   perftest's go to its server too)
 
@@ -69,7 +72,11 @@ for n in rounds iters run_timeout; do
 done
 ((${#variants[@]} >= 2)) || die "give at least two variants (e.g. perftest fabench)"
 for v in "${variants[@]}"; do
-  [[ $v =~ ^(perftest|fabench|fabench-once)(:.*)?$ ]] || die "variant '$v' is not perftest[:ARGS], fabench[:ARGS] or fabench-once[:ARGS]"
+  [[ $v =~ ^(perftest|fabench|fabench-once(@[^:]+)?)(:.*)?$ ]] ||
+    die "variant '$v' is not perftest[:ARGS], fabench[:ARGS] or fabench-once[@DIR][:ARGS]"
+  if [[ $v =~ ^fabench-once@([^:]+) ]]; then
+    [[ -x ${BASH_REMATCH[1]}/bench/fabench-lat ]] || die "variant '$v': no ${BASH_REMATCH[1]}/bench/fabench-lat"
+  fi
 done
 
 # The arguments of perftest.sh's definitions (both tools the same work).
@@ -115,8 +122,9 @@ fi
 
 port=18760
 run_variant() {   # VARIANT PREFIX
-  local v=$1 f=$2 name=${1%%:*} extra=() s rc=0
+  local v=$1 f=$2 name=${1%%:*} extra=() s rc=0 lat=$LAT
   [[ $v == *:* ]] && IFS=, read -r -a extra <<<"${v#*:}"
+  if [[ $name == fabench-once@* ]]; then lat=${name#fabench-once@}/bench/fabench-lat name=fabench-once; fi
   port=$((port + 1))
   case $name in
     perftest)
@@ -125,9 +133,9 @@ run_variant() {   # VARIANT PREFIX
       timeout "$run_timeout" "${CLI[@]}" "${PT[@]}" "${extra[@]}" -d "$DEV0" -x "$GID" -p $port "$IP1" >"$f.txt" 2>&1 || rc=$?
       wait $s || rc=$((rc ? rc : $?)) ;;
     fabench-once)
-      timeout "$run_timeout" "${SRV[@]}" "$LAT" -d "$DEV1" -x "$GID" -p $port --once --timeout 60 >"$f.server.txt" 2>&1 &
+      timeout "$run_timeout" "${SRV[@]}" "$lat" -d "$DEV1" -x "$GID" -p $port --once --timeout 60 >"$f.server.txt" 2>&1 &
       s=$!; wait_listen $port $s "$f.server.txt" || return 1
-      timeout "$run_timeout" "${CLI[@]}" "$LAT" -d "$DEV0" -x "$GID" -p $port "${FB[@]}" "${extra[@]}" "$IP1" \
+      timeout "$run_timeout" "${CLI[@]}" "$lat" -d "$DEV0" -x "$GID" -p $port "${FB[@]}" "${extra[@]}" "$IP1" \
         >"$f.txt" 2>&1 || rc=$?
       wait $s || rc=$((rc ? rc : $?)) ;;
     fabench)

@@ -9,6 +9,8 @@ Prints, per variant:
 - the median of each run's samples, over the runs (the value perftest.sh
   compares), and the geometric mean of the per-round ratios to variant 0
   with its 95 % interval and verdict (compare.py's pair_verdict, margin 5 %);
+- the same for each run's 5th percentile: the fast end of a run, where a
+  cost paid in every iteration shows and the test bed's slow phases do not;
 - the percentiles of all its samples pooled: a shift at p1..p25 is a cost
   in every iteration, one in the body only is the test bed's slow phases.
 """
@@ -56,6 +58,7 @@ def main():
     if not variants:
         sys.exit(f"rotate_summary.py: no 'variant J: SPEC' line in {out}/setup.txt")
     medians = {j: {} for j in variants}  # variant -> round -> median of the run
+    fast = {j: {} for j in variants}  # variant -> round -> 5th percentile of the run
     pooled = {j: [] for j in variants}
     raw = os.path.join(out, "raw")
     for name in sorted(os.listdir(raw)):
@@ -66,24 +69,28 @@ def main():
         if not xs:
             sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (-U lines)")
         medians[int(m.group(2))][int(m.group(1))] = statistics.median(xs)
+        fast[int(m.group(2))][int(m.group(1))] = quantile(sorted(xs), 0.05)
         pooled[int(m.group(2))].extend(xs)
-    ref = medians[0]
     who = "fabench" if variants[0] == "perftest" else "variant"
-    print("| variant | runs | median of run medians (us) | per-round ratio to variant 0 [95 % CI] | verdict |")
-    print("|---|---|---|---|---|")
-    for j, spec in sorted(variants.items()):
-        runs = medians[j]
-        if not runs:
-            print(f"| {j}: {spec} | 0 | - | - | no runs |")
-            continue
-        if j == 0:
-            print(f"| 0: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | reference | |")
-            continue
-        ratios = [runs[r] / ref[r] for r in sorted(runs) if r in ref and ref[r] > 0]
-        v = pair_verdict(ratios, True, 0.05, unit="rounds")
-        verdict = v["verdict"].replace("fabench", who)
-        print(f"| {j}: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | {fmt_interval(v)} | {verdict} |")
-    print()
+    for title, per_run in (("median", medians), ("5th percentile", fast)):
+        ref = per_run[0]
+        print(f"| variant | runs | {title} over the runs (us) | per-round ratio of the {title} to variant 0 "
+              "[95 % CI] | verdict |")
+        print("|---|---|---|---|---|")
+        for j, spec in sorted(variants.items()):
+            runs = per_run[j]
+            if not runs:
+                print(f"| {j}: {spec} | 0 | - | - | no runs |")
+                continue
+            if j == 0:
+                print(f"| 0: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | reference | |")
+                continue
+            ratios = [runs[r] / ref[r] for r in sorted(runs) if r in ref and ref[r] > 0]
+            v = pair_verdict(ratios, True, 0.05, unit="rounds")
+            verdict = v["verdict"].replace("fabench", who)
+            print(f"| {j}: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | {fmt_interval(v)} "
+                  f"| {verdict} |")
+        print()
     print("All samples pooled (us):")
     print()
     print("| variant | samples | " + " | ".join(f"p{round(q * 100)}" for q in QUANTILES) + " |")
