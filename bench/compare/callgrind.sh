@@ -43,11 +43,8 @@ while (($#)); do
   shift
 done
 ((n2 > n1)) || die "--n2 must exceed --n1"
-DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
-GID=${FABENCH_GID_INDEX:-1}
-for d in "$DEV0" "$DEV1"; do
-  [[ -e /sys/class/infiniband/$d ]] || die "no RDMA device '$d' here; run me inside tools/softroce-vm --wire -- bench/compare/$prog"
-done
+. "$here/common.sh"   # wait_listen, testbed_devices
+testbed_devices "--build $build"
 BW=$build/bench/fabench-bw
 [[ -x $BW ]] || die "no $BW: build first"
 for t in valgrind callgrind_annotate ib_write_bw python3 ss timeout; do
@@ -60,7 +57,6 @@ mkdir -p "$out"
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-. "$here/common.sh"   # wait_listen
 
 VG=(valgrind --tool=callgrind --quiet)
 # Same pinning as perftest.sh: client on CPU 0, servers on CPU 1.

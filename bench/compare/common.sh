@@ -22,6 +22,24 @@ wait_listen() {
   return 1
 }
 
+# testbed_devices [ARGS]: the client's and the server's RDMA devices DEV0 and
+# DEV1, the server's address IP1 and the GID index GID, from
+# FABENCH_RXE_DEV0/DEV1, FABENCH_RXE_IP1 and FABENCH_GID_INDEX (default: the
+# test bed's rxe0, rxe1, 10.50.0.2 and 1). Dies (die() of the caller) unless
+# both devices exist, naming those that do and the command to run instead
+# (ARGS: the script's arguments in that command).
+testbed_devices() {
+  # shellcheck disable=SC2034  # IP1 is for the sourcing script
+  DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
+  GID=${FABENCH_GID_INDEX:-1}
+  local d found
+  for d in "$DEV0" "$DEV1"; do
+    [[ -e /sys/class/infiniband/$d ]] && continue
+    found=$(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ' || true)
+    die "no RDMA device '$d' here (found: ${found:-none}); run me inside the Soft-RoCE test bed: tools/softroce-vm --wire -- bench/compare/$prog${1:+ $1}"
+  done
+}
+
 # steer_rx DEV CPU (root): Receive Packet Steering of DEV's network interface
 # (the one under GID index $GID) to CPU. RoCE packets are received by that
 # interface; its receive processing (and with it rxe's responder and

@@ -23,7 +23,7 @@ set -euo pipefail
 
 prog=perftest.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/common.sh"   # wait_listen, steer_rx, restore_rps
+. "$here/common.sh"   # wait_listen, testbed_devices, steer_rx, restore_rps
 usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS]
@@ -103,12 +103,7 @@ done
 [[ -z $rps || $rps == keep || $rps == local ]] || die "--rps: '$rps' is not keep or local"
 ((rate_iters % 8 == 0)) || die "--rate-iters: $rate_iters is not a multiple of the post list (8); perftest refuses it"
 
-DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
-GID=${FABENCH_GID_INDEX:-1}
-for d in "$DEV0" "$DEV1"; do
-  [[ -e /sys/class/infiniband/$d ]] || die "no RDMA device '$d' here (found: $(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ' || true)).
-Run me inside the Soft-RoCE test bed:  tools/softroce-vm --wire --timeout 1500 -- bench/compare/$prog --build $build"
-done
+testbed_devices "--build $build"
 [[ ${FABENCH_WIRE:-1} == 1 ]] || echo "$prog: warning: FABENCH_WIRE=0: rxe0<->rxe1 traffic takes the kernel's local path, not the veth wire (use softroce-vm --wire)" >&2
 LAT=$build/bench/fabench-lat BW=$build/bench/fabench-bw
 [[ -x $LAT && -x $BW ]] || die "no $LAT / $BW: build first (cmake --build $build)"

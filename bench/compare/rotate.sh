@@ -22,7 +22,7 @@ set -euo pipefail
 
 prog=rotate.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/common.sh"   # wait_listen, steer_rx, restore_rps
+. "$here/common.sh"   # wait_listen, testbed_devices, steer_rx, restore_rps
 usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS] --test TEST VARIANT...
@@ -91,11 +91,7 @@ case $test in
 esac
 PT+=(-n "$iters" -U) FB+=(-n "$iters" --output-format perftest -U)
 
-DEV0=${FABENCH_RXE_DEV0:-rxe0} DEV1=${FABENCH_RXE_DEV1:-rxe1} IP1=${FABENCH_RXE_IP1:-10.50.0.2}
-GID=${FABENCH_GID_INDEX:-1}
-for d in "$DEV0" "$DEV1"; do
-  [[ -e /sys/class/infiniband/$d ]] || die "no RDMA device '$d' here: run me inside the Soft-RoCE test bed (tools/softroce-vm --wire -- bench/compare/$prog ...)"
-done
+testbed_devices "--build $build --test $test ..."
 LAT=$build/bench/fabench-lat
 [[ -x $LAT ]] || die "no $LAT: build first (cmake --build $build)"
 command -v "${PT[0]}" >/dev/null || die "'${PT[0]}' not found (perftest)"
