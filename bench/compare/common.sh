@@ -53,12 +53,12 @@ RPS_SAVED=() RPS_DESC=""
 steer_rx() {   # DEV CPU
   local nd f mask
   nd=$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/$GID" 2>/dev/null || true)
-  [[ -n $nd ]] || die "--rps local: $1 has no network interface at GID index $GID"
+  [[ -n $nd ]] || die "receive steering: $1 has no network interface at GID index $GID"
   printf -v mask '%x' $((1 << $2))
   for f in /sys/class/net/"$nd"/queues/rx-*/rps_cpus; do
-    [[ -w $f ]] || die "--rps local: cannot write $f (needs root and a kernel with RPS)"
+    [[ -w $f ]] || die "receive steering: cannot write $f (needs root and a kernel with RPS)"
     RPS_SAVED+=("$f=$(<"$f")")
-    echo "$mask" >"$f" || die "--rps local: writing $mask to $f failed"
+    echo "$mask" >"$f" || die "receive steering: writing $mask to $f failed"
   done
   RPS_DESC+="$1 ($nd) -> CPU $2; "
 }
