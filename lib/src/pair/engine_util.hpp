@@ -17,12 +17,12 @@
 namespace fabench::pair::engine_util {
 
 // A failed run with this text.
-RunResult fail(std::string text);
+[[gnu::cold]] RunResult fail(std::string text);
 // A completion with an error status, naming its QP.
-RunResult completion_failure(const Side& side, const ibv_wc& wc);
+[[gnu::cold]] RunResult completion_failure(const Side& side, const ibv_wc& wc);
 // A loop that stopped moving: the watched peer gone, silent or done, or no progress.
-RunResult stall_failure(const harness::Watchdog& w, const RunLimits& limits, std::string_view waiting_for,
-                        std::uint64_t done, std::uint64_t total);
+[[gnu::cold]] RunResult stall_failure(const harness::Watchdog& w, const RunLimits& limits, std::string_view waiting_for,
+                                      std::uint64_t done, std::uint64_t total);
 // How often a latency loop that moves looks at the watched channel: the
 // leader's samples are the measurement, so rarely there.
 std::uint64_t busy_poll_ns(const RunLimits& limits) noexcept;

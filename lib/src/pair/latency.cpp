@@ -35,6 +35,14 @@ using verbs::QueuePair;
 
 // ---------------------------------------------------------------- latency --
 
+// Code layout: each engine is one hot function of its own ([[gnu::hot]],
+// noinline), with its waits and reaps inlined (always_inline, here and on
+// harness::wait_cq/reap_signaled) and the failure paths cold, so that an
+// iteration runs through one compact stretch of code instead of jumping
+// between run_latency's 9 KiB and out-of-line helpers. Measured in the test
+// bed, where every extra jump target and code page costs time in the kernel's
+// work too (docs/performance.md, "Where the ping-pong time goes").
+
 // How many signaled sends a ping-pong leaves outstanding when it goes on to
 // wait for the peer. RC (tx depth >= 2): one; its completion comes with the
 // responder's ACK, which arrives with or after the reply, and waiting for it
@@ -58,8 +66,8 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
   return r;
 }
 
-RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits,
-                         SampleClock& clock) {
+[[gnu::hot, gnu::noinline]] RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples,
+                                                     const RunLimits& limits, SampleClock& clock) {
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const auto msg = static_cast<std::uint32_t>(spec.msg_bytes);
@@ -84,9 +92,9 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
   const bool leader = role == Role::kLeader;
 
-  auto progress = [&] { return i; };
+  auto progress = [&]() __attribute__((always_inline)) { return i; };
   // Send completions until at most `limit` signaled WRs are outstanding.
-  auto reap_until = [&](std::uint64_t limit) {
+  auto reap_until = [&](std::uint64_t limit) __attribute__((always_inline)) {
     return reap_signaled(side.send_cq(), spec.events, wcs, signals_out, limit, w, progress);
   };
   std::uint64_t t_prev = clock.start();
@@ -134,8 +142,8 @@ RunResult write_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sa
   return pingpong_result(iters, msg);
 }
 
-RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples, const RunLimits& limits,
-                        SampleClock& clock) {
+[[gnu::hot, gnu::noinline]] RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* samples,
+                                                    const RunLimits& limits, SampleClock& clock) {
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const auto msg = static_cast<std::uint32_t>(spec.msg_bytes);
@@ -155,10 +163,10 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
   std::uint64_t i = 0;
   Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
   const bool leader = role == Role::kLeader;
-  auto progress = [&] { return i; };
+  auto progress = [&]() __attribute__((always_inline)) { return i; };
 
   // Waits for one receive completion (send completions are reaped on the way).
-  auto await_recv = [&]() -> int {
+  auto await_recv = [&]() __attribute__((always_inline))->int {
     for (;;) {
       const int n = wait_cq(side.recv_cq(), spec.events, std::span(wcs.data(), 1), w, progress);
       if (n <= 0) return n;
@@ -170,7 +178,7 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
     }
   };
   const std::uint64_t keep_signaled = signaled_to_keep(spec);
-  auto reap_until = [&](std::uint64_t limit) {
+  auto reap_until = [&](std::uint64_t limit) __attribute__((always_inline)) {
     return reap_signaled(side.send_cq(), spec.events, wcs, signals_out, limit, w, progress);
   };
 
@@ -221,8 +229,8 @@ RunResult send_pingpong(Side& side, Role role, std::uint64_t iters, Samples* sam
 
 // Read and atomics: one-sided, the leader alone posts and waits for each
 // completion (a full round trip).
-RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, const RunLimits& limits,
-                           SampleClock& clock) {
+[[gnu::hot, gnu::noinline]] RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples,
+                                                       const RunLimits& limits, SampleClock& clock) {
   const auto& spec = side.spec();
   const QueuePair& qp = side.qps()[0];
   const bool atomic = is_atomic(spec.op);
@@ -246,7 +254,7 @@ RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples, co
   std::uint64_t i = 0;
   std::uint64_t wrong = 0;
   Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
-  auto progress = [&] { return i; };
+  auto progress = [&]() __attribute__((always_inline)) { return i; };
 
   std::uint64_t t_prev = clock.start();
   for (i = 0; i < iters; ++i) {

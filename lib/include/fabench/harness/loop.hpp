@@ -176,8 +176,8 @@ class Watchdog {
 // or 0 when the watchdog says the loop stalled. `progress()` is the count
 // the watchdog watches.
 template <typename Progress>
-[[nodiscard]] inline int wait_cq(const verbs::CompletionQueue& cq, bool events, std::span<ibv_wc> wcs, Watchdog& w,
-                                 Progress progress) noexcept {
+[[nodiscard, gnu::always_inline]] inline int wait_cq(const verbs::CompletionQueue& cq, bool events,
+                                                     std::span<ibv_wc> wcs, Watchdog& w, Progress progress) noexcept {
   for (;;) {
     int n = cq.poll(wcs);
     if (n != 0) return n;
@@ -199,9 +199,10 @@ template <typename Progress>
 // reaps whatever has arrived without waiting. Returns 1 done, 0 stalled,
 // -1 a failed poll or completion (the failed one in wcs[0]).
 template <typename Progress>
-[[nodiscard]] inline int reap_signaled(const verbs::CompletionQueue& cq, bool events, std::span<ibv_wc> wcs,
-                                       std::uint64_t& outstanding, std::uint64_t limit, Watchdog& w,
-                                       Progress progress) noexcept {
+[[nodiscard, gnu::always_inline]] inline int reap_signaled(const verbs::CompletionQueue& cq, bool events,
+                                                           std::span<ibv_wc> wcs, std::uint64_t& outstanding,
+                                                           std::uint64_t limit, Watchdog& w,
+                                                           Progress progress) noexcept {
   int n = cq.poll(wcs);
   for (;;) {
     if (n < 0) return -1;
