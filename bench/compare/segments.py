@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""segments.py OUT: where the time of a UD send ping-pong goes, per variant.
+
+Reads what `rotate.sh --trace --test ud_send_lat_2` leaves in OUT: setup.txt
+(the variants) and raw/rR.vJ.trace, the kernel tracer's record of each run
+with x86-tsc timestamps. In those runs the client is pinned to CPU 0, the
+server to CPU 1, and each device's receive processing to its side's CPU.
+Events used:
+  W  sys_enter_write of 32 bytes: rxe's doorbell, the system call of a post
+  X  sys_exit_write returning 32: its end
+  R  netif_receive_skb of a 56-byte packet (a 2-byte UD send on the wire)
+  P  fabench_cqpost: a kprobe on rxe_cq_post, rxe writing a completion
+and two trace_marker lines "fabench-mark NS" (CLOCK_MONOTONIC nanoseconds)
+at the ends of the run, which give the TSC's rate.
+
+Each round trip, from the client's doorbell W0 to its next one, is split into
+  cli_sys      W0 -> X0   the client's post system call (the requester sends)
+  to_srv       W0 -> R1   until the packet is received on the server's CPU
+  srv_rx       R1 -> P1   the server's kernel receive path, to the completion
+  srv_user     P1 -> W1   the server's user space: sees the completion,
+                          reposts the receive, posts the reply
+  srv_sys      W1 -> X1   the server's post system call
+  to_cli       W1 -> R0   until the reply is received on the client's CPU
+  cli_rx       R0 -> P0   the client's kernel receive path
+  cli_user     P0 -> W0'  the client's user space (sample, repost, next post)
+  cycle        W0 -> W0'  the round trip
+(to_srv and srv_rx + srv_user + to_cli + cli_rx + cli_user add up to the
+cycle; the two _sys parts lie inside to_srv and to_cli.) Printed: the 1st,
+10th and 50th percentile of each part over all cycles of a variant, and each
+part's mean over the variant's fastest 20 % of cycles.
+"""
+import bisect
+import collections
+import glob
+import os
+import re
+import sys
+
+PARTS = ["cli_sys", "to_srv", "srv_rx", "srv_user", "srv_sys", "to_cli", "cli_rx", "cli_user", "cycle"]
+DOORBELL = 0x20  # bytes of rxe's post_send doorbell command
+UD_2B_PACKET = 56  # IPv4 20 + UDP 8 + BTH 12 + DETH 8 + 2 B + pad 2 + ICRC 4
+SKIP = 100  # cycles left out at each end of a run (start-up, the last reply)
+
+EVENT = re.compile(r"^\s*.+-\d+\s+\[(\d+)\]\s+\S+\s+(\d+): (\w+)(.*)$")
+
+
+def die(msg):
+    sys.exit(f"segments.py: error: {msg}")
+
+
+def parse(path):
+    """Per (kind, cpu) the sorted timestamps, and the TSC ticks per microsecond."""
+    ev = collections.defaultdict(list)
+    marks = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            m = EVENT.match(line)
+            if not m:
+                continue
+            cpu, ts, name = int(m.group(1)), int(m.group(2)), m.group(3)
+            rest = m.group(4).removeprefix(":").strip()
+            if name == "sys_write":
+                if rest.startswith(f"-> {DOORBELL:#x}"):
+                    ev["X", cpu].append(ts)
+                elif f"count: {DOORBELL:x})" in rest:
+                    ev["W", cpu].append(ts)
+            elif name == "netif_receive_skb":
+                if rest.endswith(f" len={UD_2B_PACKET}"):
+                    ev["R", cpu].append(ts)
+            elif name == "fabench_cqpost":
+                ev["P", cpu].append(ts)
+            elif name == "tracing_mark_write" and rest.startswith("fabench-mark "):
+                marks.append((ts, int(rest.split()[1])))
+    if len(marks) != 2 or marks[1][1] <= marks[0][1] or marks[1][0] <= marks[0][0]:
+        die(f"{path}: want two fabench-mark lines at the ends of the run, found {len(marks)}")
+    ticks_per_us = (marks[1][0] - marks[0][0]) / ((marks[1][1] - marks[0][1]) / 1000.0)
+    for v in ev.values():
+        v.sort()
+    return ev, ticks_per_us
+
+
+def after(xs, t):
+    i = bisect.bisect_right(xs, t)
+    return xs[i] if i < len(xs) else None
+
+
+def cycles(ev, ticks_per_us):
+    out = []
+    w0s = ev["W", 0]
+    for w0 in w0s[SKIP:len(w0s) - SKIP]:
+        x0 = after(ev["X", 0], w0)
+        r1 = after(ev["R", 1], w0)
+        p1 = r1 and after(ev["P", 1], r1)
+        w1 = p1 and after(ev["W", 1], p1)
+        x1 = w1 and after(ev["X", 1], w1)
+        r0 = w1 and after(ev["R", 0], w1)
+        p0 = r0 and after(ev["P", 0], r0)
+        w0n = p0 and after(w0s, p0)
+        if None in (x0, r1, p1, w1, x1, r0, p0, w0n):
+            continue
+        ticks = [x0 - w0, r1 - w0, p1 - r1, w1 - p1, x1 - w1, r0 - w1, p0 - r0, w0n - p0, w0n - w0]
+        out.append([t / ticks_per_us for t in ticks])
+    return out
+
+
+def quantile(sorted_xs, q):
+    return sorted_xs[min(len(sorted_xs) - 1, int(q * len(sorted_xs)))]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    try:
+        with open(os.path.join(out, "setup.txt"), encoding="utf-8") as f:
+            names = dict(re.findall(r"^variant (\d+): (.+)$", f.read(), re.M))
+    except OSError as e:
+        die(f"{out}: no setup.txt ({e.strerror}); give rotate.sh's --out directory")
+    pooled = collections.defaultdict(list)
+    runs = collections.Counter()
+    for path in sorted(glob.glob(os.path.join(out, "raw", "r*.v*.trace"))):
+        j = re.search(r"\.v(\d+)\.trace$", path).group(1)
+        c = cycles(*parse(path))
+        if not c:
+            die(f"{path}: no complete round trip (was it a --trace run of ud_send_lat_2?)")
+        pooled[j] += c
+        runs[j] += 1
+    if not pooled:
+        die(f"{out}/raw: no .trace files (run rotate.sh with --trace)")
+    print("Round trips split at the doorbell system calls, packet arrivals and completions (us):\n")
+    print("| variant | runs | cycles | stat | " + " | ".join(PARTS) + " |")
+    print("|---|---|---|---|" + "---|" * len(PARTS))
+    for j in sorted(pooled, key=int):
+        c = pooled[j]
+        cols = [sorted(x[k] for x in c) for k in range(len(PARTS))]
+        label = f"{j}: {names.get(j, '?')}"
+        for q in (0.01, 0.10, 0.50):
+            print(f"| {label} | {runs[j]} | {len(c)} | p{int(q * 100)} | "
+                  + " | ".join(f"{quantile(col, q):.2f}" for col in cols) + " |")
+            label = ""
+        cut = quantile(cols[-1], 0.20)
+        fast = [x for x in c if x[-1] <= cut]
+        print(f"| | | {len(fast)} | fastest 20 %, mean | "
+              + " | ".join(f"{sum(x[k] for x in fast) / len(fast):.2f}" for k in range(len(PARTS))) + " |")
+
+
+if __name__ == "__main__":
+    main()
