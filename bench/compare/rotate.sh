@@ -37,6 +37,9 @@ VARIANT (the first is the reference of the ratios):
   perftest+thread[:ARGS]  the same with one more, idle thread in each process
                         (LD_PRELOAD of idle_thread.c, built into OUT), as
                         fabench-lat's processes have their heartbeat thread
+  perftest+thread-files[:ARGS]  the same, the idle thread on a file table of its
+                        own (unshare(CLONE_FILES)): glibc's multi-thread paths
+                        without the kernel's shared file table
   fabench[:ARGS]        fabench-lat against one server started once (as perftest.sh runs it)
   fabench-once[:ARGS]   fabench-lat against a fresh server per run (--once)
   fabench-once@DIR[:ARGS]  the same, both ends from the fabench build DIR (two builds
@@ -84,8 +87,8 @@ for n in rounds iters run_timeout; do
 done
 ((${#variants[@]} >= 2)) || die "give at least two variants (e.g. perftest fabench)"
 for v in "${variants[@]}"; do
-  [[ $v =~ ^(perftest(\+thread)?|fabench|fabench-once(@[^:]+)?)(:.*)?$ ]] ||
-    die "variant '$v' is not perftest[+thread][:ARGS], fabench[:ARGS] or fabench-once[@DIR][:ARGS]"
+  [[ $v =~ ^(perftest(\+thread(-files)?)?|fabench|fabench-once(@[^:]+)?)(:.*)?$ ]] ||
+    die "variant '$v' is not perftest[+thread[-files]][:ARGS], fabench[:ARGS] or fabench-once[@DIR][:ARGS]"
   if [[ $v =~ ^fabench-once@([^:]+) ]]; then
     [[ -x ${BASH_REMATCH[1]}/bench/fabench-lat ]] || die "variant '$v': no ${BASH_REMATCH[1]}/bench/fabench-lat"
   fi
@@ -168,6 +171,9 @@ run_variant() {   # VARIANT PREFIX
   if [[ $name == fabench-once@* ]]; then lat=${name#fabench-once@}/bench/fabench-lat name=fabench-once; fi
   local pre=()
   if [[ $name == perftest+thread ]]; then pre=(env "LD_PRELOAD=$out/idle_thread.so") name=perftest; fi
+  if [[ $name == perftest+thread-files ]]; then
+    pre=(env "LD_PRELOAD=$out/idle_thread.so" FABENCH_IDLE_THREAD_FILES=own) name=perftest
+  fi
   port=$((port + 1))
   case $name in
     perftest)
