@@ -87,3 +87,62 @@ TEST_CASE("a Heartbeat drops a channel whose peer is gone and beats on the other
   { const Heartbeat slow({&b.client}, send_mutex, 10s); }
   CHECK(seconds_since(t0) < 0.5);
 }
+
+TEST_CASE("a Pulse sends a Keepalive when one is due and keeps its peer hearing it", "[ctrl][heartbeat][pulse]") {
+  auto [client, server] = connect_pair();
+  Pulse pulse(client, 100ms);
+  // Not due yet: the first beat comes one interval after the Pulse was made.
+  pulse.beat();
+  CHECK(pulse.sent() == 0);
+  // A loop that beats every 10 ms for 1 s: about one Keepalive per 100 ms.
+  const auto t0 = Clock::now();
+  while (seconds_since(t0) < 1.0) {
+    pulse.beat();
+    std::this_thread::sleep_for(10ms);
+  }
+  INFO("sent " << pulse.sent());
+  CHECK(pulse.sent() >= 8);
+  CHECK(pulse.sent() <= 11);
+  // The peer heard the last of them less than an interval (plus a tick) ago.
+  CHECK(server.poll_incoming() == Channel::Incoming::kNothing);
+  CHECK(server.silent_for(100ms) == false);
+  // Without beats it falls silent.
+  std::this_thread::sleep_for(300ms);
+  CHECK(server.poll_incoming() == Channel::Incoming::kNothing);
+  CHECK(server.silent_for(250ms));
+}
+
+TEST_CASE("a Pulse beaten with the caller's clock sends only at the due time", "[ctrl][heartbeat][pulse]") {
+  auto [client, server] = connect_pair();
+  Pulse pulse(client, 1s);
+  const auto now = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+  pulse.beat(now);  // due one second from its creation
+  CHECK(pulse.sent() == 0);
+  pulse.beat(now + 2'000'000'000ULL);
+  CHECK(pulse.sent() == 1);
+  pulse.beat(now + 2'500'000'000ULL);  // the next is due a second after that one
+  CHECK(pulse.sent() == 1);
+  pulse.beat(now + 3'000'000'000ULL);
+  CHECK(pulse.sent() == 2);
+  std::this_thread::sleep_for(50ms);
+  CHECK(server.poll_incoming() == Channel::Incoming::kNothing);  // Keepalives are taken, never returned
+}
+
+TEST_CASE("a Pulse whose peer is gone stops quietly", "[ctrl][heartbeat][pulse]") {
+  auto [client, server] = connect_pair();
+  Pulse pulse(client, 1s);
+  server.close();
+  std::uint64_t t = 2'000'000'000'000ULL;  // far past the first due time
+  // The first sends may still be taken by the kernel; a reset peer fails one
+  // within a few, after which no more are tried.
+  for (int k = 0; k < 20; ++k, t += 2'000'000'000ULL) {
+    REQUIRE_NOTHROW(pulse.beat(t));
+    std::this_thread::sleep_for(10ms);
+  }
+  const std::uint64_t sent = pulse.sent();
+  CHECK(sent < 5);
+  for (int k = 0; k < 5; ++k, t += 2'000'000'000ULL) pulse.beat(t);
+  CHECK(pulse.sent() == sent);
+  REQUIRE(client.is_open());
+}

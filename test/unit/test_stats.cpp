@@ -152,3 +152,24 @@ TEST_CASE("a default Samples has no room and says so", "[stats][samples]") {
   CHECK(s.rejected() == 0);
   CHECK(s.record(1.0));
 }
+
+TEST_CASE("Samples::reserve in steps calls back after each and leaves the same buffer", "[stats][samples]") {
+  const std::size_t n = 3 * Samples::kReserveStep + 5;
+  Samples s;
+  REQUIRE(s.record(1.0) == false);  // no room yet: one rejected
+  int calls = 0;
+  s.reserve(n, [&calls] { ++calls; });
+  CHECK(calls == 4);  // three whole steps and the rest
+  CHECK(s.capacity() == n);
+  CHECK(s.size() == 0);
+  CHECK(s.rejected() == 0);
+  for (std::size_t i = 0; i < n; ++i) REQUIRE(s.record(static_cast<double>(i)));
+  CHECK(s.full());
+  CHECK(s.values()[n - 1] == static_cast<double>(n - 1));
+  // Smaller than what it holds: one step, and the room is exactly what was asked.
+  calls = 0;
+  s.reserve(10, [&calls] { ++calls; });
+  CHECK(calls == 1);
+  CHECK(s.capacity() == 10);
+  CHECK(s.empty());
+}

@@ -1,5 +1,7 @@
 #include "fabench/ctrl/heartbeat.hpp"
 
+#include <ctime>
+
 #include <spdlog/spdlog.h>
 
 #include "fabench/ctrl/wire.hpp"
@@ -31,6 +33,37 @@ void Heartbeat::beat(const std::stop_token& stop) {
         it = channels_.erase(it);
       }
     }
+  }
+}
+
+namespace {
+
+std::uint64_t coarse_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+Pulse::Pulse(Channel& channel, std::chrono::milliseconds interval) noexcept
+    : channel_(&channel),
+      interval_ns_(static_cast<std::uint64_t>(std::chrono::nanoseconds(interval).count())),
+      next_ns_(coarse_ns() + interval_ns_) {}
+
+void Pulse::beat() noexcept { beat(coarse_ns()); }
+
+void Pulse::send_now(std::uint64_t now_ns) noexcept {
+  next_ns_ = now_ns + interval_ns_;
+  if (failed_ || !channel_->is_open()) return;
+  try {
+    // A frame of a few bytes: the socket's buffer takes it at once unless
+    // the peer has stopped reading for hours.
+    channel_->send(Keepalive{}, std::chrono::milliseconds(1000));
+    ++sent_;
+  } catch (const std::exception& e) {
+    spdlog::debug("keepalive to {}: {}", channel_->describe(), e.what());
+    failed_ = true;
   }
 }
 

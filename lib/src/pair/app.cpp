@@ -135,7 +135,9 @@ void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec
     return;
   }
   const std::uint64_t warm_n = warm_up ? warm_up_iterations(n) : 0;
-  if (spec.kind == Kind::kLatency && samples.capacity() < std::max(n, warm_n)) samples.reserve(std::max(n, warm_n));
+  if (spec.kind == Kind::kLatency && samples.capacity() < std::max(n, warm_n)) {
+    samples.reserve(std::max(n, warm_n), [&leader] { leader.keepalive(); });
+  }
   Leader::Outcome out;
   if (warm_up) {
     warm_up = false;
@@ -159,6 +161,7 @@ void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec
   }
   if (state.error_occurred()) return;
   if (!report_run(state, spec, out, samples, counters)) ++failures;
+  leader.keepalive();  // if due: sorting a long run's samples for its statistics takes a while
 }
 
 // Client and loopback: connect, register one benchmark per spec, run them.
@@ -206,7 +209,13 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
   const auto display = make_display_reporter();
   const auto checks = run_perftest_rounds(reporter.get(), display.get(), o.perftest.run_infinitely);
   benchmark::Shutdown();
-  if (o.perftest.wait_destroy_s > 0) std::this_thread::sleep_for(std::chrono::seconds(o.perftest.wait_destroy_s));
+  // --wait_destroy: the server keeps hearing from us while we wait.
+  const auto destroy_at = std::chrono::steady_clock::now() + std::chrono::seconds(o.perftest.wait_destroy_s);
+  while (std::chrono::steady_clock::now() < destroy_at) {
+    leader.keepalive();
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(200), destroy_at - std::chrono::steady_clock::now()));
+  }
   leader.goodbye();
   for (const auto& line : checks) std::cerr << prog << ": " << line << "\n";
   if (failures > 0) {

@@ -85,7 +85,8 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
   std::array<ibv_wc, kPollBatch> wcs{};
   std::uint64_t tx_done = 0;
   std::uint64_t rx_done = 0;
-  Watchdog w(limits.stall, watched(limits));  // the channel every 10 ms, moving or not: not a latency sample
+  // The channel every 10 ms, moving or not: not a latency sample.
+  Watchdog w(limits.stall, watched(limits), harness::kControlPollNs, limits.keepalive);
   auto progress = [&] { return tx_done + rx_done; };
   std::uint64_t t_last_rx = 0;
   const std::uint64_t quiet_ns = 20'000'000ULL;
@@ -172,8 +173,9 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
     if (!idle) {
       // Busy (UC and UD sends complete locally whether or not anyone listens):
       // the driver's channel is still looked at, so a leader that closed its
-      // connection or went silent ends the run here too.
-      if (watched(limits) != nullptr && w.stalled(progress(), Watchdog::kBusyPassSpins) && w.peer_lost()) [[unlikely]] {
+      // connection or went silent ends the run here too; a leader's Keepalives go on.
+      if ((watched(limits) != nullptr || limits.keepalive != nullptr) &&
+          w.stalled(progress(), Watchdog::kBusyPassSpins) && w.peer_lost()) [[unlikely]] {
         return stall_failure(w, limits, tx_done < tx_total ? "send completions" : "the peer's messages",
                              tx_done + rx_done, tx_total + rx_total);
       }

@@ -118,7 +118,7 @@ RunResult prepare_run(Side& side, Role role) {
   return {};
 }
 
-std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iterations) {
+std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iterations, ctrl::Pulse* pulse) {
   const auto& spec = side.spec();
   if (is_atomic(spec.op)) return 0;  // checked per operation in the loop
   bool receives = false;
@@ -144,6 +144,7 @@ std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iteration
     const std::byte* p = side.rx(q) + offset;
     for (std::uint64_t i = 0; i < n; ++i) {
       wrong += static_cast<std::uint8_t>(p[i]) != Side::pattern_byte(peer_seed, i) ? 1 : 0;
+      if (pulse != nullptr && i % Side::kPatternChunkBytes == Side::kPatternChunkBytes - 1) pulse->beat();
     }
   }
   return wrong;

@@ -89,7 +89,7 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
   std::array<ibv_wc, kPollBatch> wcs{};
   std::uint64_t signals_out = 0;
   std::uint64_t i = 0;
-  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
+  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits), limits.keepalive);
   const bool leader = role == Role::kLeader;
 
   auto progress = [&]() __attribute__((always_inline)) { return i; };
@@ -134,6 +134,8 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
       (void)samples->record(static_cast<double>(static_cast<std::int64_t>(t - t_prev)));
       t_prev = t;
     }
+    if (w.passed(i)) [[unlikely]]
+      return stall_failure(w, limits, "the next round trip", i, iters);
   }
   (void)clock.stop();
   if (const int r = reap_until(0); r <= 0) {
@@ -161,7 +163,7 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
   std::array<ibv_wc, kPollBatch> wcs{};
   std::uint64_t signals_out = 0;
   std::uint64_t i = 0;
-  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
+  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits), limits.keepalive);
   const bool leader = role == Role::kLeader;
   auto progress = [&]() __attribute__((always_inline)) { return i; };
 
@@ -219,6 +221,8 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
       (void)samples->record(static_cast<double>(static_cast<std::int64_t>(t - t_prev)));
       t_prev = t;
     }
+    if (w.passed(i)) [[unlikely]]
+      return stall_failure(w, limits, "the next round trip", i, iters);
   }
   (void)clock.stop();
   if (const int r = reap_until(0); r <= 0) {
@@ -253,7 +257,7 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
   std::array<ibv_wc, 1> wcs{};
   std::uint64_t i = 0;
   std::uint64_t wrong = 0;
-  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits));
+  Watchdog w(limits.stall, watched(limits), busy_poll_ns(limits), limits.keepalive);
   auto progress = [&]() __attribute__((always_inline)) { return i; };
 
   std::uint64_t t_prev = clock.start();
@@ -280,6 +284,8 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
       wrong += (*result != counter) ? 1 : 0;
       ++counter;
     }
+    if (w.passed(i)) [[unlikely]]
+      return stall_failure(w, limits, "the next completion", i, iters);
   }
   (void)clock.stop();
   RunResult r;

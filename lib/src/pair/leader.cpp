@@ -36,7 +36,6 @@ using std::chrono::milliseconds;
 Leader::Leader(ctrl::Channel channel, const harness::Context& ctx, const PeerOptions& options)
     : channel_(std::move(channel)), ctx_(ctx), options_(options) {
   (void)channel_.exchange_hello(pair_hello(), options_.timeout, ctrl::Credentials{options_.token, false});
-  heartbeat_ = std::make_unique<ctrl::Heartbeat>(std::vector<ctrl::Channel*>{&channel_}, send_mutex_);
   const auto r = call("info", {}, 0, options_.timeout);
   try {
     const auto j = nlohmann::json::parse(r.json);
@@ -56,13 +55,9 @@ Leader::Leader(ctrl::Channel channel, const harness::Context& ctx, const PeerOpt
 
 Leader::~Leader() { goodbye(); }
 
-void Leader::send(const ctrl::Message& msg) {
-  const std::lock_guard lock(send_mutex_);
-  channel_.send(msg);
-}
+void Leader::send(const ctrl::Message& msg) { channel_.send(msg); }
 
 void Leader::goodbye() noexcept {
-  heartbeat_.reset();
   if (dead() || !channel_.is_open()) return;
   try {
     channel_.send(ctrl::Goodbye{}, milliseconds(1000));
@@ -119,13 +114,20 @@ void Leader::setup(const TestSpec& spec) {
   std::unique_ptr<LoadStream> load;
   std::string local_error;
   try {
+    // The follower waits for our endpoints: Keepalives between the steps (and
+    // through a large fill) tell it we are at work.
     side = std::make_unique<Side>(spec.rdma_cm ? ctx_.rdma_cm() : ctx_, spec, options_.side);
-    side->fill_pattern(kLeaderSeed);
+    pulse_.beat();
+    side->fill_pattern(kLeaderSeed, &pulse_);
+    pulse_.beat();
     if (spec.reversed && !setup_reply(r).contains("reversed")) {
       throw std::runtime_error(fmt::format("the server (fabench {}) does not support --reversed; update it",
                                            peer_.version.empty() ? "?" : peer_.version));
     }
-    if (spec.rdma_cm) connect_cm(*side, r);
+    if (spec.rdma_cm) {
+      connect_cm(*side, r);
+      pulse_.beat();
+    }
     if (spec.load) {
       // A follower that knows no load ignored the load_* params: it offers the spec's QPs alone.
       if (remote.size() == spec.qps) {
@@ -133,6 +135,7 @@ void Leader::setup(const TestSpec& spec) {
                                              peer_.version.empty() ? "?" : peer_.version));
       }
       load = std::make_unique<LoadStream>(ctx_, spec, options_.side, Role::kLeader);
+      pulse_.beat();
     }
   } catch (const std::exception& e) {
     load.reset();
@@ -235,6 +238,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     if (ready.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ready.error);
     RunLimits limits{options_.timeout};
     if (peer_.run_keepalive) limits.follower = &channel_;
+    limits.keepalive = &pulse_;
     limits.clock = options_.clock;
     Outcome out;
     if (load_) {
@@ -247,7 +251,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     // our own sends are done; its result comes after its last completion, so
     // our check waits for it.
     const bool peer_writes_to_us = spec.bidirectional || spec.reversed;
-    if (out.mine.ok && !peer_writes_to_us) out.mine.wrong += check_payload(*side_, Role::kLeader, iterations);
+    if (out.mine.ok && !peer_writes_to_us) out.mine.wrong += check_payload(*side_, Role::kLeader, iterations, &pulse_);
     if (out.mine.peer_lost) {
       // The follower died or fell silent mid-run: there is no view to ask for.
       throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed,
@@ -272,7 +276,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       dead_reason_ = theirs_error;
     }
     if (out.mine.ok && out.theirs.ok && peer_writes_to_us) {
-      out.mine.wrong += check_payload(*side_, Role::kLeader, iterations);
+      out.mine.wrong += check_payload(*side_, Role::kLeader, iterations, &pulse_);
     }
     // The load's data: after the follower's result (a bidirectional load has stopped there too).
     if (out.mine.ok && out.theirs.ok && load_) out.mine.wrong += load_->check_payload();

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/harness/cli.hpp"
 
 #include "fabench/verbs/error.hpp"
@@ -113,10 +114,13 @@ void Side::adopt_cm(CmConnection cm) {
   for (std::uint32_t q = 0; q < spec_.qps; ++q) qps_.push_back(verbs::QueuePair::borrow(cm_.ids[q].qp(), cm_.caps[q]));
 }
 
-void Side::fill_pattern(std::uint8_t seed) const noexcept {
+void Side::fill_pattern(std::uint8_t seed, ctrl::Pulse* pulse) const noexcept {
   for (std::uint32_t q = 0; q < spec_.qps; ++q) {  // rdma_cm: before its QPs exist
     std::byte* p = tx(q);
-    for (std::uint64_t i = 0; i < spec_.slot_bytes(); ++i) p[i] = static_cast<std::byte>(pattern_byte(seed, i));
+    for (std::uint64_t i = 0; i < spec_.slot_bytes(); ++i) {
+      p[i] = static_cast<std::byte>(pattern_byte(seed, i));
+      if (pulse != nullptr && i % kPatternChunkBytes == kPatternChunkBytes - 1) pulse->beat();
+    }
   }
 }
 

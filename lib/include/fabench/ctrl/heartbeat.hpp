@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -38,6 +39,41 @@ class Heartbeat {
   std::mutex wait_mutex_;
   std::condition_variable_any wake_;
   std::jthread thread_;  // last: stops (destructor order) before what it uses goes
+};
+
+// The Heartbeat without a thread: its owner calls beat() from wherever it
+// spends time (a timed loop's harness::Watchdog, between the steps of a long
+// set-up or check), and a Keepalive goes out on the channel when the last
+// one is `interval` old. For a process that must stay single-threaded while
+// it measures: once a process has a second thread, glibc takes its
+// cancellable path for every system call (a software RDMA provider's
+// doorbell is one per post) and the kernel looks up files with a reference
+// count (docs/performance.md, "Where the ping-pong time goes"). A failed
+// send stops the beats quietly (the owner meets the failure at its next
+// exchange). Not thread-safe: the owner's thread alone sends on the channel.
+class Pulse {
+ public:
+  explicit Pulse(Channel& channel, std::chrono::milliseconds interval = Heartbeat::kInterval) noexcept;
+
+  // A Keepalive when one is due; otherwise a read of CLOCK_MONOTONIC_COARSE (vDSO).
+  void beat() noexcept;
+  // The same at `now_ns` (CLOCK_MONOTONIC nanoseconds, as harness::now_ns()):
+  // a comparison unless one is due.
+  void beat(std::uint64_t now_ns) noexcept {
+    if (now_ns >= next_ns_) [[unlikely]]
+      send_now(now_ns);
+  }
+  // Keepalives sent so far.
+  [[nodiscard]] std::uint64_t sent() const noexcept { return sent_; }
+
+ private:
+  [[gnu::cold, gnu::noinline]] void send_now(std::uint64_t now_ns) noexcept;
+
+  Channel* channel_;
+  std::uint64_t interval_ns_;
+  std::uint64_t next_ns_;
+  std::uint64_t sent_ = 0;
+  bool failed_ = false;
 };
 
 }  // namespace fabench::ctrl

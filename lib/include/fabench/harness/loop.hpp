@@ -12,6 +12,7 @@
 #include <span>
 
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/verbs/cq.hpp"
 
 namespace fabench::harness {
@@ -69,14 +70,19 @@ class Watchdog {
   // listens) notices a closed channel at once; a timed latency loop passes
   // more (kBusyPollLongNs), so that a system call lands in a sample rarely.
   static constexpr std::uint64_t kBusyPollLongNs = 500'000'000;
+  //
+  // `pulse`: beaten at each clock read, so that the peer of a process that
+  // keeps no heartbeat thread (a pair's leader) hears its Keepalives while
+  // this loop runs.
   explicit Watchdog(std::chrono::milliseconds stall, ctrl::Channel* watched = nullptr,
-                    std::uint64_t busy_poll_ns = kControlPollNs) noexcept
+                    std::uint64_t busy_poll_ns = kControlPollNs, ctrl::Pulse* pulse = nullptr) noexcept
       : stall_ns_(static_cast<std::uint64_t>(stall.count()) * 1'000'000ULL),
         silence_ns_(stall_ns_),
         deadline_(now_ns() + stall_ns_),
         last_check_(deadline_ - stall_ns_),
         watched_(watched),
-        busy_poll_ns_(busy_poll_ns) {}
+        busy_poll_ns_(busy_poll_ns),
+        pulse_(pulse) {}
 
   // A pass of a loop that posted or reaped work counts as this many spins in
   // stalled(progress, spins): the clock is read at least every 8 such passes.
@@ -99,10 +105,26 @@ class Watchdog {
     }
     return stalled_now(progress);
   }
+  // Once per iteration of a loop that may never have to wait, and so never
+  // call stalled(): its reply or completion already there at the first look
+  // (a latency loop whose post, a system call on rxe, outlasts the round trip;
+  // any loop under a slow tracer). Every kPassEvery passes it reads the coarse
+  // clock (vDSO, no system call), and once kPassCheckNs went by without a
+  // check it makes the check of stalled_now(): the pulse beats and the peer
+  // is watched in such a loop too. True when the watched peer is lost.
+  static constexpr std::uint32_t kPassEvery = 64;
+  static constexpr std::uint64_t kPassCheckNs = 10'000'000;
+  [[nodiscard, gnu::always_inline]] bool passed(std::uint64_t progress) noexcept {
+    if (++passes_ % kPassEvery != 0) [[likely]]
+      return false;
+    return check_from_pass(progress);
+  }
+
   // Reads the clock at once: for event mode, where each wakeup is already rare.
   [[nodiscard]] bool stalled_now(std::uint64_t progress) noexcept {
     const std::uint64_t t = now_ns();
     adapt(t);
+    if (pulse_ != nullptr) pulse_->beat(t);
     const bool moved = progress != last_progress_;
     if (moved) {
       last_progress_ = progress;
@@ -124,6 +146,9 @@ class Watchdog {
   [[nodiscard]] bool peer_done() const noexcept { return done_; }
 
  private:
+  [[gnu::noinline]] bool check_from_pass(std::uint64_t progress) noexcept {
+    return coarse_now_ns() > last_check_ + kPassCheckNs && stalled_now(progress);
+  }
   // Scales `every` by how long the spins since the last check took (at most
   // doubling per check, never above kWatchEvery nor below 1).
   void adapt(std::uint64_t t) noexcept {
@@ -162,9 +187,11 @@ class Watchdog {
   std::uint64_t last_check_;
   std::uint32_t spins_ = 0;
   std::uint32_t every_ = 1;  // doubles per check up to kWatchEvery where spins are cheap
+  std::uint32_t passes_ = 0;
   bool due_ = true;
   ctrl::Channel* watched_;
   std::uint64_t busy_poll_ns_;
+  ctrl::Pulse* pulse_;
   std::uint64_t last_poll_ = 0;
   bool gone_ = false;
   bool silent_ = false;

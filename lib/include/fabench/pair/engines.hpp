@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/harness/clock.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/pair/side.hpp"
@@ -52,6 +53,9 @@ struct RunLimits {
   // ping-pong reply, a completion) at once or within the stall timeout,
   // named, instead of after the stall and then a wait for its result.
   ctrl::Channel* follower = nullptr;
+  // Leader: its Keepalives to the follower, beaten by the run's Watchdog
+  // (the leader keeps no heartbeat thread: ctrl::Pulse).
+  ctrl::Pulse* keepalive = nullptr;
   // Leader of a latency run: the clock of its per-iteration timestamps
   // (--clock). The samples come out in nanoseconds either way.
   harness::ClockSource clock = harness::ClockSource::kMonotonic;
@@ -86,6 +90,8 @@ struct RunResult {
 // Only the QPs that carried a message are looked at (the messages are dealt
 // over the QPs in turn, so a run shorter than the QP count leaves the last
 // ones idle, and a new Side's idle QPs hold nothing yet).
-[[nodiscard]] std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iterations);
+// `pulse` (a leader's Keepalives) is beaten every Side::kPatternChunkBytes.
+[[nodiscard]] std::uint64_t check_payload(const Side& side, Role role, std::uint64_t iterations,
+                                          ctrl::Pulse* pulse = nullptr);
 
 }  // namespace fabench::pair

@@ -36,12 +36,14 @@
 // leader reads its own around the same points. A follower of an older
 // version ignores the parameter and sends no json: no peer counters.
 //
-// Beside this, the leader sends a Keepalive about every second for as long as
-// the conversation lasts (from a thread of its own), and the follower watches
-// its control socket even while it runs (RunLimits::leader). So a leader that
-// dies is noticed at once in every phase, and one that is stopped (SIGSTOP)
-// or cut off within the follower's timeout, even during a long one-sided run
-// in which the follower itself has nothing to do.
+// Beside this, the leader sends a Keepalive about every second while it
+// works between its messages (its run, a long fill or check of its buffers:
+// ctrl::Pulse, from its only thread, so that the timed loop runs in a
+// single-threaded process), and the follower watches its control socket even
+// while it runs (RunLimits::leader). So a leader that dies is noticed at once
+// in every phase, and one that is stopped (SIGSTOP) or cut off within the
+// follower's timeout, even during a long one-sided run in which the follower
+// itself has nothing to do.
 //
 // The follower does the same from its "ready" to its finish Result (the span
 // in which it says nothing of its own), and says so in its info
@@ -146,6 +148,10 @@ class Leader {
   [[nodiscard]] const std::string& dead_reason() const noexcept { return dead_reason_; }
   // Orderly end; harmless when the peer is already gone.
   void goodbye() noexcept;
+  // A Keepalive to the follower when one is due (about one a second): for
+  // the caller's own long steps between runs (a large sample buffer, a wait),
+  // since the leader keeps no heartbeat thread (ctrl::Pulse).
+  void keepalive() noexcept { pulse_.beat(); }
 
  private:
   void setup(const TestSpec& spec);
@@ -168,11 +174,11 @@ class Leader {
   std::optional<TestSpec> spec_;
   std::uint64_t sequence_ = 0;
   std::string dead_reason_;
-  // Keepalives come from their own thread; every send (ours or its) holds
-  // send_mutex_ so frames never interleave. Declared last: the thread stops
-  // (destructor order) before the channel it writes to goes.
-  std::mutex send_mutex_;
-  std::unique_ptr<ctrl::Heartbeat> heartbeat_;
+  // Keepalives to the follower, sent from this (the only) thread: by the
+  // run's Watchdog, between the steps of a set-up and through a long fill or
+  // check. A heartbeat thread would make every system call of the timed
+  // loop slower on a software provider (ctrl::Pulse).
+  ctrl::Pulse pulse_{channel_};
 };
 
 }  // namespace fabench::pair

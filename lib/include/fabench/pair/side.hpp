@@ -22,6 +22,10 @@
 #include "fabench/verbs/port.hpp"
 #include "fabench/verbs/qp.hpp"
 
+namespace fabench::ctrl {
+class Pulse;
+}  // namespace fabench::ctrl
+
 namespace fabench::pair {
 
 // Rejects, with one line, what this device cannot do for this spec (message
@@ -108,7 +112,9 @@ class Side {
   [[nodiscard]] static std::uint8_t pattern_byte(std::uint8_t seed, std::uint64_t i) noexcept {
     return static_cast<std::uint8_t>(seed * 7U + i * 13U + 1U);
   }
-  void fill_pattern(std::uint8_t seed) const noexcept;
+  // `pulse` (a leader's Keepalives) is beaten every kPatternChunkBytes of a large buffer.
+  void fill_pattern(std::uint8_t seed, ctrl::Pulse* pulse = nullptr) const noexcept;
+  static constexpr std::uint64_t kPatternChunkBytes = 16ULL << 20;
 
   // Addresses inside QP q's local region.
   [[nodiscard]] std::byte* tx(std::uint32_t q) const noexcept { return region(q); }
