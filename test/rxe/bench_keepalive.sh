@@ -42,6 +42,6 @@ long_run() {
   ok "$name: ${elapsed} s against a server with --timeout ${TIMEOUT_S}, client single-threaded"
 }
 
-long_run read_lat "$LAT" --op read -s 2 -n 40000
-long_run write_bw "$BW" --op write -s 65536 -n 10000
+long_run read_lat "$LAT" --op read -s 2 -n 100000
+long_run write_bw "$BW" --op write -s 65536 -n 5000
 server_served "$SERVER_LOG" "$clients"
