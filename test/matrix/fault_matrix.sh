@@ -64,9 +64,11 @@ first_error() {
   printf '%s' "${l:0:200}"
 }
 
-# start_server BIN LOG: a fresh server on DEV1 for one case.
+# start_server BIN LOG: a fresh server on DEV1 for one case, leading a
+# process group of its own (setsid, no fork: $! is the server) that its
+# serving processes join, so that "-$server" stops all of it as Ctrl-Z would.
 start_server() {
-  "$1" -d "$DEV1" -p "$PORT" --timeout "$TIMEOUT" >"$2" 2>&1 &
+  setsid "$1" -d "$DEV1" -p "$PORT" --timeout "$TIMEOUT" >"$2" 2>&1 &
   server=$!
   pids+=("$server")
   for _ in $(seq 150); do
@@ -76,7 +78,7 @@ start_server() {
   done
   return 1
 }
-stop_server() { kill -9 "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
+stop_server() { kill -9 -- "-$server" 2>/dev/null; wait "$server" 2>/dev/null; }
 
 # probe: can a new client be served (2 B write latency, 50 iterations)?
 # Retries while the server says busy, up to MAX_S seconds; prints the seconds.
@@ -121,7 +123,15 @@ fault_case() {
     return
   fi
   local pidfile=$work/victim.pid
-  if [[ $role == server ]]; then echo "$server" >"$pidfile"; else rm -f "$pidfile"; fi
+  # The server killed: its first process (the serving one dies with it);
+  # stopped: its whole group, the process serving the client included.
+  if [[ $role == server && $mode == stop ]]; then
+    echo "-$server" >"$pidfile"
+  elif [[ $role == server ]]; then
+    echo "$server" >"$pidfile"
+  else
+    rm -f "$pidfile"
+  fi
   "$PY" "$proxy_py" "$PPORT" "$IP1" "$PORT" "$frame" "$mode=@$pidfile" >"$work/proxy.out" 2>&1 &
   local proxy=$!
   pids+=("$proxy")
@@ -186,7 +196,7 @@ PY
       awk -v t="$took" -v m="$((TIMEOUT + 2))" 'BEGIN { exit !(t <= m) }' || verdict=FAIL
       grep -qiE "server|peer|127\.0\.0\.1" <<<"$line" || verdict=FAIL
     fi
-    [[ $mode == stop ]] && kill -9 "$server" 2>/dev/null
+    [[ $mode == stop ]] && kill -9 -- "-$server" 2>/dev/null
     row "$section" "$name" "$expected" "exit $rc after ${took} s; results kept: $n_ok ok, $n_err failed; \"$line\"" "$verdict"
   else
     # The client is gone (or stopped): the server must drop it and serve the

@@ -49,9 +49,14 @@ full_matrix() { [[ ${FABENCH_MATRIX:-ci} == full ]]; }
 ok() { echo "ok: $*"; }
 
 # start_server BIN PORT LOG [ARGS...]: a server on DEV1, waiting until it listens.
+# With SERVER_GROUP=1 the server leads a process group of its own (setsid:
+# no fork here, so SERVER_PID is still the server's), which its serving
+# processes join: `kill -STOP -- -$SERVER_PID` stops the whole server, as
+# Ctrl-Z in its terminal would.
 start_server() {
-  local bin=$1 port=$2 log=$3; shift 3
-  "$bin" -d "$DEV1" -p "$port" "$@" >"$log" 2>&1 &
+  local bin=$1 port=$2 log=$3 launch=(); shift 3
+  [[ ${SERVER_GROUP:-0} == 1 ]] && launch=(setsid)
+  "${launch[@]}" "$bin" -d "$DEV1" -p "$port" "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
   for _ in {1..100}; do

@@ -149,3 +149,33 @@ timeout 120 "$LAT" -d "$DEV0" -p 18715 "$IP1" -n 200 --timeout 30 >"$WORK/c5.out
 n=$(grep -c "; dropped it, serving the next" "$WORK/s4.log" || true)
 ((n == 1)) || { cat "$WORK/s4.log"; fail "server logged $n dropped clients, expected the killed one"; }
 ok "client killed mid-run: server logged '$(grep -m1 "dropped it" "$WORK/s4.log" | head -c 120)' and served the next"
+
+# The process serving a client killed (a crash of the serving process, which
+# is a child of the server's spawner, ctrl::ServingProcess): the server names
+# it in its log and to the client, which exits non-zero within the timeout,
+# and the next client gets a fresh serving process.
+"$BW" -d "$DEV0" -p 18715 "$IP1" -s 65536 -n 2000000 --timeout 5 >"$WORK/c6.out" 2>&1 &
+client=$!
+PIDS+=($client)
+serving=
+for _ in {1..300}; do
+  for spawner in $(pgrep -P "$SERVER_PID"); do serving=$(pgrep -P "$spawner" | head -n1 || true); done
+  [[ -n $serving ]] && has "$WORK/s4.log" "connected" && break
+  nap 0.1
+done
+[[ -n $serving ]] || { cat "$WORK/s4.log"; fail "no serving process under server $SERVER_PID"; }
+sleep 2
+kill -9 "$serving"
+killed_at=$SECONDS
+rc=0
+timeout 60 tail --pid=$client -f /dev/null || true
+wait $client || rc=$?
+((rc != 0)) || { cat "$WORK/c6.out"; fail "client exited 0 after its serving process was killed"; }
+((SECONDS - killed_at <= 7)) || fail "client took $((SECONDS - killed_at)) s to notice (timeout 5 s)"
+grep -q "killed by signal 9" "$WORK/c6.out" || { cat "$WORK/c6.out"; fail "the client was not told how its serving process ended"; }
+grep -q "its serving process (pid $serving) was killed by signal 9 (Killed); dropped it, serving the next" "$WORK/s4.log" ||
+  { cat "$WORK/s4.log"; fail "the server's log does not name the killed serving process"; }
+timeout 120 "$LAT" -d "$DEV0" -p 18715 "$IP1" -n 200 --timeout 30 >"$WORK/c7.out" 2>&1 ||
+  { cat "$WORK/s4.log" "$WORK/c7.out"; fail "server did not serve the next client after its serving process was killed"; }
+kill -0 "$SERVER_PID" || fail "the server died with its serving process"
+ok "serving process killed mid-run: client told in $((SECONDS - killed_at)) s: '$(grep -m1 -oE "killed by signal 9 \([A-Za-z]+\)" "$WORK/c6.out")'; next client served"

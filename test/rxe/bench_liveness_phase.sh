@@ -58,18 +58,19 @@ frozen=$((${#freeze_phases[@]} + 2))
 ((n == frozen)) || { cat "$SERVER_LOG"; fail "the server named $n frozen clients as silent, expected $frozen"; }
 ok "every frozen client dropped within --timeout and named as silent ($n)"
 
-# The other way round: a server stopped (SIGSTOP) as a run starts. Its
-# Keepalives end with it, and the client names it within its --timeout (4 s)
-# + 2: a latency loop stalls, while a long write run goes on (rxe, as a NIC
-# would, answers a stopped process's RDMA writes) until the client sees the
-# silence on the control connection.
+# The other way round: a server stopped (SIGSTOP) as a run starts: its
+# process group, the server and the process serving this client, as Ctrl-Z
+# would. Its Keepalives end with it, and the client names it within its
+# --timeout (4 s) + 2: a latency loop stalls, while a long write run goes on
+# (rxe, as a NIC would, answers a stopped process's RDMA writes) until the
+# client sees the silence on the control connection.
 # stopped_server PORT PROXY_PORT BIN ARGS...
 stopped_server() {
   local port=$1 proxy_port=$2 bin=$3 main_server=$SERVER_PID; shift 3
-  start_server "$bin" "$port" "$WORK/stopped.log" --timeout 4
+  SERVER_GROUP=1 start_server "$bin" "$port" "$WORK/stopped.log" --timeout 4
   local server=$SERVER_PID
   SERVER_PID=$main_server
-  echo "$server" >"$WORK/stopped.pid"
+  echo "-$server" >"$WORK/stopped.pid"
   "$PY" "$here/cut_proxy.py" "$proxy_port" "$IP1" "$port" run:1 "stop=@$WORK/stopped.pid" >"$WORK/proxy.out" 2>&1 &
   local proxy=$! rc=0 t0
   PIDS+=("$proxy")
@@ -82,7 +83,8 @@ stopped_server() {
   grep -qE "peer fabench|127\.0\.0\.1:$proxy_port" "$WORK/client.out" || { cat "$WORK/client.out"; fail "$what: the client does not name the stopped server"; }
   ((ms <= 9000)) || { cat "$WORK/client.out"; fail "$what: the client took $ms ms to give up on the stopped server (limit: start-up + 4 s + 2)"; }
   ok "stopped server, $what: client exit $rc after $((ms / 1000)).$(((ms % 1000) / 100)) s: $(grep -m1 -oE "ERROR OCCURRED: .*" "$WORK/client.out" | head -c 200)"
-  kill -9 "$server" "$proxy" 2>/dev/null || true
+  kill -9 -- "-$server" 2>/dev/null || true
+  kill -9 "$proxy" 2>/dev/null || true
   wait "$server" "$proxy" 2>/dev/null || true
 }
 stopped_server 18726 18727 "$LAT" --op write -n 1000000

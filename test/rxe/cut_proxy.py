@@ -21,7 +21,8 @@ devices). When the client's frame that starts PHASE has been relayed, it acts:
          kill=PID   send SIGKILL to process PID (either end), then go on
                     relaying; when one side's connection ends, end the other's
          stop=PID   the same with SIGSTOP (PID stays stopped)
-                    (PID may be @FILE: the number in FILE, read when acting)
+                    (PID may be @FILE: the number in FILE, read when acting;
+                    a negative number -PGID: every process of group PGID)
 
 With "run" the trigger is the Nth run command (PHASE run:N, default 1).
 Prints one line when it acts, then (freeze) waits to be killed.

@@ -226,6 +226,13 @@ int run_client(const std::string& prog, const Options& o, const Context& ctx, co
 }
 
 int run_server(const Options& o, const Context& ctx, const PeerOptions& popts) {
+  // Forked while this process is one thread: each client is served in a
+  // single-threaded child with its own Context on the same device, port and GID.
+  harness::ContextOptions serving = o.dev.context_options();
+  serving.device = ctx.device().name();
+  serving.ib_port = ctx.port().port_num;
+  serving.gid_index = ctx.gid_index();
+  ctrl::ServingProcess processes(client_process_body(serving, popts));
   auto listener = ctrl::Listener::bind(o.bind, o.port);
   spdlog::info("serving on {} with {} port {} ({}, GID index {}); Ctrl-C stops", listener.address(),
                ctx.device().name(), ctx.port().port_num, ctx.port().link_layer_name, ctx.gid_index());
@@ -238,7 +245,7 @@ int run_server(const Options& o, const Context& ctx, const PeerOptions& popts) {
     spdlog::info("clients must prove the shared token");
   }
   std::atomic<bool> stop{false};
-  serve(listener, ctx, popts, stop, o.once);
+  serve(listener, processes, popts, stop, o.once);
   return 0;
 }
 

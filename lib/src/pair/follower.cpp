@@ -1,5 +1,7 @@
 // The follower: serves one leader's commands ("info", "setup", "run" and
 // "finish") on a control channel, for fabench-lat/-bw servers.
+#include <poll.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <variant>
@@ -62,6 +64,20 @@ ctrl::Command expect_command(ctrl::Message msg, const ctrl::Channel& ch) {
   throw ctrl::CtrlError(
       ctrl::CtrlError::Kind::kProtocol,
       fmt::format("{} sent {} where a command was expected", ch.describe(), ctrl::type_name(ctrl::type_of(msg))));
+}
+
+// The leader's next message, as ch.recv(timeout) would wait for it (its
+// Keepalives restart the wait), with `pulse` beaten meanwhile: a one-sided
+// run's follower waits here through the leader's whole run.
+ctrl::Message recv_beating(ctrl::Channel& ch, ctrl::Pulse& pulse, milliseconds timeout) {
+  constexpr int kSliceMs = 250;  // well inside a Keepalive interval
+  for (;;) {
+    pulse.beat();
+    if (ch.poll_incoming() != ctrl::Channel::Incoming::kNothing) return ch.recv(timeout);  // or its failure
+    if (ch.silent_for(timeout)) return ch.recv_live(timeout);  // throws "silent for", naming the leader
+    pollfd p{ch.fd(), POLLIN, 0};
+    (void)::poll(&p, 1, kSliceMs);
+  }
 }
 
 bool wants_counters(const ctrl::Command& cmd) {
@@ -166,20 +182,22 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
   const std::uint64_t load_b0 = load != nullptr ? load->bytes_done() : 0;
   const std::uint64_t load_t0 = harness::now_ns();
   ch.send(result(cmd.sequence));  // ready
-  // From "ready" to the result this side says nothing of its own: a
-  // heartbeat tells the leader it is alive (checking a large buffer may take
-  // a while), so that the leader may name a stopped follower within its timeout.
-  std::mutex send_mutex;
-  auto heartbeat = std::make_unique<ctrl::Heartbeat>(std::vector<ctrl::Channel*>{&ch}, send_mutex);
+  // From "ready" to the result this side says nothing of its own: Keepalives
+  // tell the leader it is alive (checking a large buffer may take a while),
+  // so that the leader may name a stopped follower within its timeout. They
+  // come from this thread (the run's Watchdog, the wait for "finish", the
+  // check), so that a serving process is one thread while it measures.
+  ctrl::Pulse pulse(ch);
   RunLimits limits{o.timeout};
   limits.leader = &ch;
+  limits.keepalive = &pulse;
   RunResult mine = side.spec().kind == Kind::kLatency
                        ? run_latency(side, Role::kFollower, cmd.iterations, nullptr, limits)
                        : run_bandwidth(side, Role::kFollower, cmd.iterations, limits);
   if (mine.peer_lost) {
     throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed, mine.error);
   }
-  const ctrl::Command fin = expect_command(ch.recv(o.timeout), ch);
+  const ctrl::Command fin = expect_command(recv_beating(ch, pulse, o.timeout), ch);
   if (fin.benchmark != "finish") {
     throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
                           fmt::format("{} sent '{}' during a run", ch.describe(), fin.benchmark));
@@ -198,13 +216,12 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
   }
   // "finish" comes after the leader's last completion: both ends' traffic is over.
   const harness::Counters after = counters ? own_counters(ctx) : harness::Counters{};
-  if (mine.ok) mine.wrong += check_payload(side, Role::kFollower, cmd.iterations);
+  if (mine.ok) mine.wrong += check_payload(side, Role::kFollower, cmd.iterations, &pulse);
   if (mine.ok && load != nullptr) mine.wrong += load->check_payload();
   auto r = result(fin.sequence, mine.ok ? ctrl::ResultStatus::kOk : ctrl::ResultStatus::kFailed,
                   mine.ok ? std::string{} : fmt::format("server: {}", mine.error));
   r.values = to_values(mine);
   if (counters || load != nullptr) r.json = finish_json(counters ? &before : nullptr, after, load, load_result);
-  heartbeat.reset();  // its last frame is out before the result goes
   ch.send(r);
   return mine.ok;
 }

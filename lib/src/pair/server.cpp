@@ -1,11 +1,18 @@
 #include "fabench/pair/server.hpp"
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <functional>
 #include <list>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -28,6 +35,8 @@ constexpr std::size_t kMaxHandshakes = 64;
 // "busy": a client's goodbye and the release of its resources take moments.
 constexpr milliseconds kBusyGrace{1000};
 
+void try_tell(ctrl::Channel& ch, const std::string& text);
+
 std::string wall_clock_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -37,8 +46,11 @@ std::string wall_clock_now() {
 
 class Server {
  public:
-  Server(const harness::Context& ctx, const PeerOptions& o, const std::atomic<bool>& stop, bool once)
-      : ctx_(ctx), o_(o), stop_(stop), once_(once) {}
+  // `serve_one`: serves one handed-over client to its Goodbye or failure
+  // (logging either, telling the client why it is dropped).
+  using ServeOne = std::function<void(ctrl::Channel&)>;
+  Server(ServeOne serve_one, const PeerOptions& o, const std::atomic<bool>& stop, bool once)
+      : serve_one_(std::move(serve_one)), o_(o), stop_(stop), once_(once) {}
 
   void run(ctrl::Listener& listener) {
     std::jthread serving([this] { serve_clients(); });
@@ -65,6 +77,8 @@ class Server {
       ended_ = true;
     }
     cv_.notify_all();
+    serving.join();
+    if (!fatal_.empty()) throw std::runtime_error(fatal_);
   }
 
  private:
@@ -126,14 +140,6 @@ class Server {
     try_tell(ch, why);
   }
 
-  static void try_tell(ctrl::Channel& ch, const std::string& text) {
-    try {
-      ch.send(ctrl::Error{text}, milliseconds(200));
-    } catch (const std::exception&) {
-      // it is gone: nothing more to tell it
-    }
-  }
-
   void serve_clients() {
     for (;;) {
       std::unique_lock lock(m_);
@@ -142,7 +148,20 @@ class Server {
       ctrl::Channel ch = std::move(*next_);
       next_.reset();
       lock.unlock();
-      serve_one(ch);
+      try {
+        serve_one_(ch);
+      } catch (const std::exception& e) {
+        // No client can be served any more (the serving process is gone).
+        spdlog::error("client {}: {}; the server stops", ch.describe(), e.what());
+        try_tell(ch, fmt::format("server: {}", e.what()));
+        lock.lock();
+        fatal_ = e.what();
+        finished_ = true;
+        ended_ = true;  // a handshake waiting for its turn hears that the server is shutting down
+        lock.unlock();
+        cv_.notify_all();
+        return;
+      }
       lock.lock();
       busy_ = false;
       if (once_) finished_ = true;
@@ -152,20 +171,7 @@ class Server {
     }
   }
 
-  void serve_one(ctrl::Channel& ch) {
-    const std::string who = ch.describe();
-    try {
-      spdlog::info("client {} connected", who);
-      follow(ch, ctx_, o_);
-      spdlog::info("client {} said goodbye", who);
-    } catch (const std::exception& e) {
-      // follow() has released the client's QPs and memory on the way out.
-      spdlog::error("client {}: {}; dropped it, serving the next", who, e.what());
-      try_tell(ch, e.what());
-    }
-  }
-
-  const harness::Context& ctx_;
+  ServeOne serve_one_;
   const PeerOptions& o_;
   const std::atomic<bool>& stop_;
   const bool once_;
@@ -180,13 +186,85 @@ class Server {
   std::string serving_;
   Clock::time_point since_;
   std::string since_text_;
+  std::string fatal_;  // why no client can be served any more
 };
+
+void try_tell(ctrl::Channel& ch, const std::string& text) {
+  try {
+    ch.send(ctrl::Error{text}, milliseconds(200));
+  } catch (const std::exception&) {
+    // it is gone: nothing more to tell it
+  }
+}
+
+// try_tell, then a close that lets the client read it: our FIN follows the
+// Error, and what the client still sends (Keepalives, its next command) is
+// read and dropped until it closes, for at most kTellLinger. A close with
+// unread bytes would send a reset, and a reset can discard the Error before
+// the client has read it.
+constexpr milliseconds kTellLinger{1000};
+void tell_and_close(ctrl::Channel& ch, const std::string& text) {
+  try_tell(ch, text);
+  if (!ch.is_open()) return;
+  (void)::shutdown(ch.fd(), SHUT_WR);
+  const auto deadline = Clock::now() + kTellLinger;
+  std::array<char, 4096> sink{};
+  for (auto now = Clock::now(); now < deadline; now = Clock::now()) {
+    pollfd p{ch.fd(), POLLIN, 0};
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - now).count();
+    if (::poll(&p, 1, static_cast<int>(left) + 1) == 0) break;
+    const ssize_t n = ::recv(ch.fd(), sink.data(), sink.size(), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
+  }
+  ch.close();
+}
 
 }  // namespace
 
+bool serve_client(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& options) {
+  const std::string who = ch.describe();
+  try {
+    spdlog::info("client {} connected", who);
+    follow(ch, ctx, options);
+    spdlog::info("client {} said goodbye", who);
+    return true;
+  } catch (const std::exception& e) {
+    // follow() has released the client's QPs and memory on the way out.
+    spdlog::error("client {}: {}; dropped it, serving the next", who, e.what());
+    try_tell(ch, e.what());
+    return false;
+  }
+}
+
+ctrl::ServingProcess::Body client_process_body(harness::ContextOptions context, PeerOptions options) {
+  return [context = std::move(context), options = std::move(options)](ctrl::Channel& ch) {
+    std::optional<harness::Context> ctx;
+    try {
+      ctx.emplace(context);
+    } catch (const std::exception& e) {
+      spdlog::error("client {}: {}; dropped it, serving the next", ch.describe(), e.what());
+      try_tell(ch, fmt::format("server: {}", e.what()));
+      return 1;
+    }
+    return serve_client(ch, *ctx, options) ? 0 : 1;
+  };
+}
+
 void serve(ctrl::Listener& listener, const harness::Context& ctx, const PeerOptions& options,
            const std::atomic<bool>& stop, bool once) {
-  Server(ctx, options, stop, once).run(listener);
+  Server([&](ctrl::Channel& ch) { (void)serve_client(ch, ctx, options); }, options, stop, once).run(listener);
+}
+
+void serve(ctrl::Listener& listener, ctrl::ServingProcess& processes, const PeerOptions& options,
+           const std::atomic<bool>& stop, bool once) {
+  auto one = [&processes](ctrl::Channel& ch) {
+    const auto out = processes.serve(ch);  // throws when no client can be served any more
+    if (out.clean()) return;               // it logged the client's goodbye or why it dropped it
+    spdlog::error("client {}: its serving process (pid {}) {}; dropped it, serving the next", ch.describe(), out.pid,
+                  out.describe());
+    tell_and_close(ch, fmt::format("server: the process serving this client {}", out.describe()));
+  };
+  Server(one, options, stop, once).run(listener);
 }
 
 }  // namespace fabench::pair

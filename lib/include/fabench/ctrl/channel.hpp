@@ -106,6 +106,8 @@ class Channel {
   void set_peer(std::optional<std::uint32_t> rank, std::string host);
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] const std::string& peer_address() const noexcept { return peer_address_; }
+  [[nodiscard]] const std::optional<std::uint32_t>& peer_rank() const noexcept { return peer_rank_; }
+  [[nodiscard]] const std::string& peer_host() const noexcept { return peer_host_; }
   [[nodiscard]] const ChannelOptions& options() const noexcept { return options_; }
   void set_timeout(std::chrono::milliseconds timeout) noexcept { options_.timeout = timeout; }
 

@@ -46,8 +46,9 @@
 // itself has nothing to do.
 //
 // The follower does the same from its "ready" to its finish Result (the span
-// in which it says nothing of its own), and says so in its info
-// ("run_keepalive": true). The leader then watches the follower's socket
+// in which it says nothing of its own; ctrl::Pulse too, from the thread of
+// its serving process: its run's Watchdog, its wait for "finish", its check),
+// and says so in its info ("run_keepalive": true). The leader then watches the follower's socket
 // while it waits in a run (RunLimits::follower, only after 10 ms without
 // progress) and waits for the finish Result as long as Keepalives come: a
 // follower that dies is named at once, one that is stopped within --timeout.
