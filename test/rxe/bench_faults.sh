@@ -108,6 +108,17 @@ timeout 120 "$BW" -d "$DEV0" -p 18713 "$IP1" -s 64K -n 100 --timeout 10 >/dev/nu
 ok "server refused 4 MiB above --max-mem 1M and kept serving"
 
 # --- a peer killed mid-run ---------------------------------------------------
+# client_failed OUT LIMIT_S WHAT: just after a kill, the background $client
+# exits non-zero within LIMIT_S (killed_at: when the kill was sent).
+client_failed() {
+  local out=$1 limit=$2 what=$3 rc=0
+  killed_at=$SECONDS
+  timeout 90 tail --pid="$client" -f /dev/null || true
+  wait "$client" || rc=$?
+  ((rc != 0)) || { cat "$out"; fail "client exited 0 after $what"; }
+  ((SECONDS - killed_at <= limit)) || fail "client took $((SECONDS - killed_at)) s to notice that $what (timeout 5 s)"
+}
+
 # Server killed: the client names it within the timeout; the finished
 # benchmark stays in the console output and in --benchmark_out.
 kill "$SERVER_PID"
@@ -119,12 +130,7 @@ PIDS+=($client)
 for _ in {1..1200}; do has "$WORK/c3.out" $'\nwrite_lat/rc/2/' && break; nap 0.1; done
 grep -q "^write_lat/rc/2/" "$WORK/c3.out" || { cat "$WORK/c3.out"; fail "first benchmark never finished"; }
 kill -9 "$SERVER_PID"
-killed_at=$SECONDS
-rc=0
-timeout 90 tail --pid=$client -f /dev/null || true
-wait $client || rc=$?
-((rc != 0)) || { cat "$WORK/c3.out"; fail "client exited 0 after its server was killed"; }
-((SECONDS - killed_at <= 30)) || fail "client took $((SECONDS - killed_at)) s to notice (timeout 5 s)"
+client_failed "$WORK/c3.out" 30 "its server was killed"
 grep -q "10\.50\.0\.2" "$WORK/c3.out" || { cat "$WORK/c3.out"; fail "the error does not name the peer"; }
 "$PY" - "$WORK/killed.json" <<'PY' || { cat "$WORK/c3.out"; fail "measured results were not kept"; }
 import json, sys
@@ -166,12 +172,7 @@ done
 [[ -n $serving ]] || { cat "$WORK/s4.log"; fail "no serving process under server $SERVER_PID"; }
 sleep 2
 kill -9 "$serving"
-killed_at=$SECONDS
-rc=0
-timeout 60 tail --pid=$client -f /dev/null || true
-wait $client || rc=$?
-((rc != 0)) || { cat "$WORK/c6.out"; fail "client exited 0 after its serving process was killed"; }
-((SECONDS - killed_at <= 7)) || fail "client took $((SECONDS - killed_at)) s to notice (timeout 5 s)"
+client_failed "$WORK/c6.out" 7 "its serving process was killed"
 grep -q "killed by signal 9" "$WORK/c6.out" || { cat "$WORK/c6.out"; fail "the client was not told how its serving process ended"; }
 grep -q "its serving process (pid $serving) was killed by signal 9 (Killed); dropped it, serving the next" "$WORK/s4.log" ||
   { cat "$WORK/s4.log"; fail "the server's log does not name the killed serving process"; }

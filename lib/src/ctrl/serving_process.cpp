@@ -56,20 +56,29 @@ void flush_logs() noexcept {
   (void)std::fflush(nullptr);
 }
 
-// Blocks for the next handover; -1 when the parent closed its end.
-int receive_channel(int sock, Handover& h) noexcept {
-  for (;;) {
-    iovec iov{&h, sizeof h};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
+// One Handover and room for one descriptor: the msghdr of either direction.
+struct HandoverMessage {
+  explicit HandoverMessage(Handover& h) noexcept : iov{&h, sizeof h} {
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  }
+  HandoverMessage(const HandoverMessage&) = delete;
+  HandoverMessage& operator=(const HandoverMessage&) = delete;
+  iovec iov;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+};
+
+// Blocks for the next handover; -1 when the parent closed its end.
+int receive_channel(int sock, Handover& h) noexcept {
+  for (;;) {
+    HandoverMessage m(h);
+    const ssize_t n = ::recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
     if (n != static_cast<ssize_t>(sizeof h)) return -1;
-    const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    const cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
     if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return -1;
     int fd = -1;
     std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
@@ -215,21 +224,15 @@ ServingProcess::Outcome ServingProcess::serve(const Channel& ch) {
   h.host_bytes = static_cast<std::uint32_t>(std::min(ch.peer_host().size(), sizeof h.host));
   std::memcpy(h.host, ch.peer_host().data(), h.host_bytes);
 
-  iovec iov{&h, sizeof h};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  spawn::HandoverMessage m(h);
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   const int fd = ch.fd();
   std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
   ssize_t sent = 0;
-  while ((sent = ::sendmsg(socket_, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  while ((sent = ::sendmsg(socket_, &m.msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
   if (sent != static_cast<ssize_t>(sizeof h)) throw gone(sent < 0 ? spawn::errno_text(errno) : "short send");
 
