@@ -6,7 +6,8 @@
 //    Hello is dropped and logged when that passes); with a token
 //    (PeerOptions::token), the token check is part of that handshake, and a
 //    client without the token or with another one is dropped at once;
-//  - one client at a time is served, on a serving thread; a client whose
+//  - one client at a time is served (a serving thread runs it, or hands it
+//    to its serving process and waits for that to end); a client whose
 //    Hello arrives while another is served is refused at once with one line,
 //    "busy: serving HOST (ADDR) since HH:MM:SS (N s)" (after a grace of up to
 //    a second, the time a client that just said goodbye takes to be released);
