@@ -67,6 +67,14 @@ start_server() {
   cat "$log"; fail "server did not start listening"
 }
 
+# serving_pids [SERVER]: the pids of the processes serving clients of SERVER
+# ($SERVER_PID by default): the children of its spawner (ctrl::ServingProcess),
+# one per line; nothing when none serves.
+serving_pids() {
+  local spawner
+  for spawner in $(pgrep -P "${1:-$SERVER_PID}"); do pgrep -P "$spawner" || true; done
+}
+
 # server_served LOG N: the server ($SERVER_PID) is alive, LOG has no error and
 # one goodbye per client: N clients, no more, no fewer.
 server_served() {

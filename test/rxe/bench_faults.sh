@@ -162,10 +162,10 @@ ok "client killed mid-run: server logged '$(grep -m1 "dropped it" "$WORK/s4.log"
 # and the next client gets a fresh serving process.
 "$BW" -d "$DEV0" -p 18715 "$IP1" -s 65536 -n 2000000 --timeout 5 >"$WORK/c6.out" 2>&1 &
 client=$!
-PIDS+=($client)
+PIDS+=("$client")
 serving=
 for _ in {1..300}; do
-  for spawner in $(pgrep -P "$SERVER_PID"); do serving=$(pgrep -P "$spawner" | head -n1 || true); done
+  serving=$(serving_pids | head -n1)
   [[ -n $serving ]] && has "$WORK/s4.log" "connected" && break
   nap 0.1
 done

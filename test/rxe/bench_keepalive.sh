@@ -27,16 +27,14 @@ threads_of() {
 # many serving processes were seen (the server's grandchildren: its spawner's
 # children).
 max_threads() {
-  local pid=$1 max=0 smax=0 n spawner s seen=()
+  local pid=$1 max=0 smax=0 n s seen=()
   while kill -0 "$pid" 2>/dev/null; do
     n=$(threads_of "$pid")
     ((n > max)) && max=$n
-    for spawner in $(pgrep -P "$SERVER_PID"); do
-      for s in $(pgrep -P "$spawner"); do
-        n=$(threads_of "$s")
-        ((n > smax)) && smax=$n
-        [[ " ${seen[*]} " == *" $s "* ]] || seen+=("$s")
-      done
+    for s in $(serving_pids); do
+      n=$(threads_of "$s")
+      ((n > smax)) && smax=$n
+      [[ " ${seen[*]} " == *" $s "* ]] || seen+=("$s")
     done
     nap 0.2
   done
