@@ -48,9 +48,10 @@ VARIANT (the first is the reference of the ratios):
   perftest's go to its server too)
 
 Options:
-  --test TEST     read_lat_2, ud_send_lat_2, send_lat_2, write_lat_2, send_lat_4K,
-                  write_lat_4K, atomic_fadd_lat or atomic_cswap_lat (the arguments
-                  perftest.sh gives both tools)
+  --test TEST     read_lat_2, read_lat_4K, ud_send_lat_2, send_lat_2, write_lat_2,
+                  send_lat_4K, write_lat_4K, write_lat_64K, uc_write_lat_2,
+                  atomic_fadd_lat or atomic_cswap_lat (the arguments perftest.sh
+                  gives both tools)
   --rounds N      rounds, each runs every variant once (default 8; a multiple of
                   2 x the variants balances positions and directions)
   --iters N       iterations of every run (default 2000)
@@ -98,11 +99,14 @@ done
 # The arguments of perftest.sh's definitions (both tools the same work).
 case $test in
   read_lat_2) PT=(ib_read_lat -s 2) FB=(--op read -s 2) ;;
+  read_lat_4K) PT=(ib_read_lat -s 4096) FB=(--op read -s 4096) ;;
   ud_send_lat_2) PT=(ib_send_lat -c UD -s 2 -r 512) FB=(-I 0 -c UD --op send -s 2 -r 512) ;;
   send_lat_2) PT=(ib_send_lat -s 2 -r 512) FB=(-I 0 --op send -s 2 -r 512) ;;
   write_lat_2) PT=(ib_write_lat -s 2) FB=(-I 0 --op write -s 2) ;;
   send_lat_4K) PT=(ib_send_lat -s 4096 -r 512) FB=(-I 0 --op send -s 4096 -r 512) ;;
   write_lat_4K) PT=(ib_write_lat -s 4096) FB=(-I 0 --op write -s 4096) ;;
+  write_lat_64K) PT=(ib_write_lat -s 65536) FB=(-I 0 --op write -s 65536) ;;
+  uc_write_lat_2) PT=(ib_write_lat -c UC -s 2) FB=(-I 0 -c UC --op write -s 2) ;;
   atomic_fadd_lat) PT=(ib_atomic_lat -A FETCH_AND_ADD) FB=(-A FETCH_AND_ADD) ;;
   atomic_cswap_lat) PT=(ib_atomic_lat -A CMP_AND_SWAP) FB=(-A CMP_AND_SWAP) ;;
   *) die "--test: '$test' is not one of the tests in --help" ;;

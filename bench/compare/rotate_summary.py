@@ -11,6 +11,11 @@ Prints, per variant:
   with its 95 % interval and verdict (compare.py's pair_verdict, margin 5 %);
 - the same for each run's 5th percentile: the fast end of a run, where a
   cost paid in every iteration shows and the test bed's slow phases do not;
+- the same for each run's mean of every sample (both tools' means on one
+  definition: perftest's own t_avg leaves out a run's 2 largest samples,
+  fabench's mean_us keeps them), and for its mean without the run's 2
+  largest samples (perftest's t_avg, computed the same way for both): where
+  the two verdicts differ, a run's few largest samples decide the means;
 - the percentiles of all its samples pooled: a shift at p1..p25 is a cost
   in every iteration, one in the body only is the test bed's slow phases.
 """
@@ -59,6 +64,8 @@ def main():
         sys.exit(f"rotate_summary.py: no 'variant J: SPEC' line in {out}/setup.txt")
     medians = {j: {} for j in variants}  # variant -> round -> median of the run
     fast = {j: {} for j in variants}  # variant -> round -> 5th percentile of the run
+    mean_all = {j: {} for j in variants}  # variant -> round -> mean of every sample of the run
+    mean_t_avg = {j: {} for j in variants}  # variant -> round -> mean without the run's 2 largest
     pooled = {j: [] for j in variants}
     raw = os.path.join(out, "raw")
     for name in sorted(os.listdir(raw)):
@@ -68,11 +75,15 @@ def main():
         xs = samples(os.path.join(raw, name))
         if not xs:
             sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (-U lines)")
-        medians[int(m.group(2))][int(m.group(1))] = statistics.median(xs)
-        fast[int(m.group(2))][int(m.group(1))] = quantile(sorted(xs), 0.05)
-        pooled[int(m.group(2))].extend(xs)
+        j, r, xs_sorted = int(m.group(2)), int(m.group(1)), sorted(xs)
+        medians[j][r] = statistics.median(xs)
+        fast[j][r] = quantile(xs_sorted, 0.05)
+        mean_all[j][r] = statistics.fmean(xs)
+        mean_t_avg[j][r] = statistics.fmean(xs_sorted[:-2]) if len(xs) > 2 else statistics.fmean(xs)
+        pooled[j].extend(xs)
     who = "fabench" if variants[0] == "perftest" else "variant"
-    for title, per_run in (("median", medians), ("5th percentile", fast)):
+    for title, per_run in (("median", medians), ("5th percentile", fast), ("mean of every sample", mean_all),
+                           ("mean without the 2 largest samples", mean_t_avg)):
         ref = per_run[0]
         print(f"| variant | runs | {title} over the runs (us) | per-round ratio of the {title} to variant 0 "
               "[95 % CI] | verdict |")
@@ -93,12 +104,13 @@ def main():
         print()
     print("All samples pooled (us):")
     print()
-    print("| variant | samples | " + " | ".join(f"p{round(q * 100)}" for q in QUANTILES) + " |")
-    print("|---|---|" + "---|" * len(QUANTILES))
+    print("| variant | samples | " + " | ".join(f"p{round(q * 100)}" for q in QUANTILES) + " | p99.9 | max | mean |")
+    print("|---|---|" + "---|" * (len(QUANTILES) + 3))
     for j, spec in sorted(variants.items()):
         xs = sorted(pooled[j])
         if xs:
-            print(f"| {j}: {spec} | {len(xs)} | " + " | ".join(f"{quantile(xs, q):.1f}" for q in QUANTILES) + " |")
+            print(f"| {j}: {spec} | {len(xs)} | " + " | ".join(f"{quantile(xs, q):.1f}" for q in QUANTILES)
+                  + f" | {quantile(xs, 0.999):.1f} | {xs[-1]:.1f} | {statistics.fmean(xs):.1f} |")
 
 
 if __name__ == "__main__":

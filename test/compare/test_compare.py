@@ -210,7 +210,9 @@ def rotate(tmp):
     if run.returncode != 0:
         fail(f"rotate_summary.py failed: {run.stderr}")
     print(run.stdout)
-    tables, cur = [], None  # the ratio tables in order: the medians', the 5th percentiles'
+    # The ratio tables in order: the medians', the 5th percentiles', the means of every
+    # sample, the means without each run's 2 largest samples (perftest's t_avg).
+    tables, cur = [], None
     for line in run.stdout.splitlines():
         if line.count("|") != 6:
             cur = None
@@ -221,11 +223,13 @@ def rotate(tmp):
         cells = [c.strip() for c in line.split("|")[1:-1]]
         if ":" in cells[0]:
             cur[cells[0]] = cells[1:]
-    if len(tables) != 2:
-        fail(f"want two ratio tables (median, 5th percentile), got {len(tables)}")
+    if len(tables) != 4:
+        fail(f"want four ratio tables (median, 5th percentile, two means), got {len(tables)}")
     # Run medians 99.5+r (variant 1: 104.5+r), over the six rounds 102.0 / 107.0; the runs'
-    # 5th percentiles 55+r (60+r), over the rounds 57.5 / 62.5.
-    for got, ref, shifted in ((tables[0], "102.0", "107.0"), (tables[1], "57.5", "62.5")):
+    # 5th percentiles 55+r (60+r), over the rounds 57.5 / 62.5; the runs' means of every
+    # sample 99.5+r, 102.0 / 107.0; without the two largest (149+r twice) 99+r, 101.5 / 106.5.
+    for got, ref, shifted in ((tables[0], "102.0", "107.0"), (tables[1], "57.5", "62.5"),
+                              (tables[2], "102.0", "107.0"), (tables[3], "101.5", "106.5")):
         want = {"0: perftest": ["6", ref, "reference"], "1: fabench": ["6", shifted], "2: fabench-once": ["6", ref]}
         for name, cells in want.items():
             if got.get(name, [])[:len(cells)] != cells:
@@ -236,10 +240,12 @@ def rotate(tmp):
             fail(f"identical samples are not at parity: {got['2: fabench-once']}")
     # Pooled: 1200 samples per variant, every percentile 5 us apart.
     pooled = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-              for line in run.stdout.splitlines() if line.count("|") == 11}
+              for line in run.stdout.splitlines() if line.count("|") == 14}
     p0, p1 = pooled.get("0: perftest"), pooled.get("1: fabench")
-    if not p0 or not p1 or p0[0] != "1200" or p1[0] != "1200":
-        fail(f"pooled rows: {p0} {p1}")
+    if not p0 or not p1 or p0[0] != "1200" or p1[0] != "1200" or len(p0) != 12:
+        fail(f"pooled rows (samples, p1..p99, p99.9, max, mean): {p0} {p1}")
+    if p0[9:] != ["154.0", "154.0", "102.0"]:  # p99.9 and max 149+5, mean of 99.5+r over r = 0..5
+        fail(f"pooled p99.9, max, mean: {p0[9:]}, want 154.0, 154.0, 102.0")
     for a, b in zip(p0[1:], p1[1:]):
         if abs(float(b) - float(a) - 5.0) > 1e-6:
             fail(f"pooled percentiles not shifted by 5 us: {p0} {p1}")
