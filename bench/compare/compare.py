@@ -41,6 +41,12 @@ perftest's latency line: t_typical is the median and t_avg the mean of the
 samples after dropping the 2 largest; both are one-way (RTT/2) for write and
 send, the full RTT for read. fabench-lat's p50_us / mean_us follow the same
 halving convention and keep every sample (its mean includes the largest two).
+So the metric "mean" sets fabench's mean_us against the mean of every sample
+of perftest's run, taken from its -U list (perftest.sh passes -U); a run
+without that list (older outputs) gives "mean/t_avg" instead: mean_us
+against t_avg, two different quantities (the largest samples of a run in
+this test bed are retransmission stalls of milliseconds, so that ratio leans
+against fabench). --boots keeps the two apart.
 Bandwidth: perftest's MsgRate[Mpps] and, with --report_gbits, BW average in
 1e9 bit/s; fabench-bw's Mmsgps and Gbps (1e9 bit/s). Both count messages from
 the first post to the last completion on the client.
@@ -60,6 +66,21 @@ def pair_numbers(raw, name):
                    if fn.startswith(name + ".") and fn.split(".")[1].isdigit()})
 
 
+def samples(lines):
+    """The per-iteration samples of a perftest report printed with -U (the "N, usec" lines)."""
+    out, on = [], False
+    for line in lines:
+        if line.startswith("#, usec"):
+            on = True
+            continue
+        if on:
+            m = re.match(r"\s*\d+,\s*([-+0-9.eE]+|-?inf|-?nan)\s*$", line)
+            if not m:
+                break
+            out.append(float(m.group(1)))
+    return out if out and all(math.isfinite(x) for x in out) else []
+
+
 def perftest_result(path, kind):
     """Numbers of perftest's result line, keyed by metric."""
     try:
@@ -75,7 +96,13 @@ def perftest_result(path, kind):
                     if not all(math.isfinite(x) for x in v[2:6]):
                         return None  # perftest's clock sampling failed
                     if kind == "lat":  # bytes iters t_min t_max t_typical t_avg t_stdev 99% 99.9%
-                        return {"median": v[4], "mean": v[5], "min": v[2], "p99": v[7] if len(v) > 7 else None}
+                        r = {"median": v[4], "min": v[2], "p99": v[7] if len(v) > 7 else None}
+                        every = samples(lines)
+                        if every:
+                            r["mean"] = statistics.fmean(every)
+                        else:
+                            r["mean/t_avg"] = v[5]
+                        return r
                     # bytes iters bw_peak bw_avg msgrate
                     return {"Mmsgps": v[4], "Gbps": v[3]}
     return None
@@ -91,7 +118,8 @@ def fabench_result(path, kind):
         return None
     b = runs[0]
     if kind == "lat":
-        return {"median": b["p50_us"], "mean": b["mean_us"], "min": b["min_us"], "p99": b["p99_us"]}
+        return {"median": b["p50_us"], "mean": b["mean_us"], "mean/t_avg": b["mean_us"], "min": b["min_us"],
+                "p99": b["p99_us"]}
     return {"Mmsgps": b["Mmsgps"], "Gbps": b["Gbps"]}
 
 
@@ -101,7 +129,7 @@ def fmt_ratio(x):
 
 def collect(raw, name, kind):
     """Per metric the pairs' perftest and fabench values and ratios; the runs without a result."""
-    metrics = ["median", "mean"] if kind == "lat" else ["Mmsgps", "Gbps"]
+    metrics = ["median", "mean", "mean/t_avg"] if kind == "lat" else ["Mmsgps", "Gbps"]
     per = {m: {"P": [], "F": [], "ratios": []} for m in metrics}
     failed = []
     for p in pair_numbers(raw, name):
@@ -114,11 +142,16 @@ def collect(raw, name, kind):
         if pr is None or fr is None:
             continue
         for m in metrics:
+            if m not in pr:  # "mean" or "mean/t_avg": whichever perftest's report allows
+                continue
             per[m]["P"].append(pr[m])
             per[m]["F"].append(fr[m])
             per[m]["ratios"].append(fr[m] / pr[m] if pr[m] else float("nan"))
     return per, failed
 
+
+# Latency metrics a test has only when perftest's reports allow them (with or without -U).
+OPTIONAL = {"mean", "mean/t_avg"}
 
 # The rxe counters that count traffic, not events: left out of the counter table.
 TRAFFIC = {"sent_pkts", "rcvd_pkts", "rdma_sends", "rdma_recvs", "lifespan"}
@@ -209,6 +242,9 @@ def boots(outs, margin):
         for name, t in summary.items():
             kinds[name] = t["kind"]
             for m, d in t["metrics"].items():
+                # Before perftest.sh passed -U, "mean" was fabench's mean against t_avg.
+                if m == "mean" and t.get("perftest_mean") != "every sample":
+                    m = "mean/t_avg"
                 logs = log_ratios(d["pair_ratios"])
                 if logs:
                     per.setdefault((name, m), []).append(math.exp(statistics.fmean(logs)))
@@ -267,7 +303,11 @@ def main():
     for name, kind, pt_cmd, fb_cmd in tests:
         per, failed = collect(raw, name, kind)
         summary[name] = {"kind": kind, "perftest": pt_cmd, "fabench": fb_cmd, "failed": failed, "metrics": {}}
+        if kind == "lat":  # what perftest's side of "mean" is (--boots keeps older runs' t_avg apart)
+            summary[name]["perftest_mean"] = "every sample"
         for m, d in per.items():
+            if not d["ratios"] and m in OPTIONAL:
+                continue
             if not d["ratios"]:
                 rows.append((name, m, len(d["ratios"]), None, None, None, None, None, "NO DATA"))
                 continue
@@ -288,7 +328,7 @@ def main():
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
 
-    unit = {"median": "us", "mean": "us", "Mmsgps": "Mmsg/s", "Gbps": "Gb/s"}
+    unit = {"median": "us", "mean": "us", "mean/t_avg": "us", "Mmsgps": "Mmsg/s", "Gbps": "Gb/s"}
     print("| test | metric | pairs | fabench/perftest (ratio of medians) | per-pair min..max | "
           "geo. mean of pair ratios [95 % CI] | perftest median | fabench median | verdict |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -321,6 +361,9 @@ def main():
         if s["failed"]:
             print(f"\n{name}: runs without a result: {', '.join(s['failed'])}")
     print("\nLatency: lower is better (write/send one-way = RTT/2, read full RTT); rates: higher is better.")
+    if any(m == "mean/t_avg" for _, m, *_ in rows):
+        print("mean/t_avg: fabench's mean of every sample against perftest's t_avg, which leaves out the 2 "
+              "largest samples (the reports have no -U list): not the same quantity.")
     print(f"Verdicts from the 95 % interval of the geometric mean of the pair ratios; at parity: the "
           f"interval holds 1 and fabench is at most {margin:.0%} behind at its worse end.")
     print("Absolute values come from the test bed, not from the product: compare only the ratios.")

@@ -259,6 +259,12 @@ define write_bw_64K_bidir bw ib_write_bw "-b -s 65536 -q 1 -l 1 -t 128 -Q 100 -n
                        "$BW" "-b -I 0 -s 65536 -q 1 -l 1 -t 128 -Q 100 -n $bw_iters"
 define write_bw_1M  bw ib_write_bw "-s 1048576 -q 1 -t 128 -Q 100 -n $((bw_iters / 8)) --report_gbits" \
                        "$BW" "-I 0 -s 1048576 -q 1 -t 128 -Q 100 -n $((bw_iters / 8))"
+# perftest's latency clients print every sample (-U, after the timed loop), so
+# that compare.py sets fabench's mean of every sample against perftest's mean of
+# every sample: perftest's own t_avg leaves out a run's 2 largest samples.
+for t in "${ALL_TESTS[@]}"; do
+  if [[ ${KIND[$t]} == lat ]]; then PT_ARGS[$t]+=" -U"; fi
+done
 if [[ $tests == all ]]; then tests=$(IFS=,; echo "${ALL_TESTS[*]}"); fi
 
 {

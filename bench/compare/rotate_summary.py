@@ -25,25 +25,15 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import fmt_interval, pair_verdict  # noqa: E402
+from compare import fmt_interval, pair_verdict, samples as perftest_samples  # noqa: E402
 
 QUANTILES = (0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99)
 
 
 def samples(path):
-    """The per-iteration samples (usec) of one report, in order."""
-    out, on = [], False
+    """The per-iteration samples (usec) of one report, in order (compare.py's reading of -U)."""
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith("#, usec"):
-                on = True
-                continue
-            if on:
-                m = re.match(r"\s*\d+,\s*([0-9.eE+-]+)\s*$", line)
-                if not m:
-                    break
-                out.append(float(m.group(1)))
-    return out
+        return perftest_samples(f.read().splitlines())
 
 
 def quantile(sorted_xs, q):
@@ -74,7 +64,7 @@ def main():
             continue
         xs = samples(os.path.join(raw, name))
         if not xs:
-            sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (-U lines)")
+            sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (no -U lines, or some not finite)")
         j, r, xs_sorted = int(m.group(2)), int(m.group(1)), sorted(xs)
         medians[j][r] = statistics.median(xs)
         fast[j][r] = quantile(xs_sorted, 0.05)

@@ -5,6 +5,7 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py verdicts     the table and summary.json
   test_compare.py decided      --decided's exit status (perftest.sh --max-pairs)
   test_compare.py boots        --boots: each boot's geometric mean is one sample
+  test_compare.py means        "mean": every sample of both tools (perftest's -U list), else mean/t_avg
   test_compare.py counters     the event-counter table from perftest.sh's .ctr files
   test_compare.py rotate       rotate_summary.py: per-round ratios and pooled percentiles
   test_compare.py segments     segments.py: a traced round trip split into its parts
@@ -332,9 +333,59 @@ def segments(tmp):
     print("ok: parts of the round trip, both variants")
 
 
+def means(tmp):
+    # Two stalls of 5 ms among 200 samples of 50 us: perftest's t_avg (50) leaves them out,
+    # fabench's mean_us (99.5) and the mean of perftest's -U list (99.5) keep them.
+    every = [50.0] * 198 + [5000.0, 5000.0]
+    mean = sum(every) / len(every)
+    out = os.path.join(tmp, "means")
+    raw = os.path.join(out, "raw")
+    os.makedirs(raw)
+    with open(os.path.join(out, "tests.txt"), "w", encoding="utf-8") as f:
+        f.write("with_u|lat|ib_send_lat -s 2 -U|fabench-lat -s 2\nwithout_u|lat|ib_send_lat -s 2|fabench-lat -s 2\n")
+    for test in ("with_u", "without_u"):
+        for p in range(1, 6):
+            with open(os.path.join(raw, f"{test}.{p}.P.txt"), "w", encoding="utf-8") as f:
+                if test == "with_u":
+                    f.write(LAT_HEADER + "#, usec\n" + "".join(f"{i + 1}, {x:g}\n" for i, x in enumerate(every)))
+                f.write(LAT_HEADER + " 2       200          50.00          5000.00      50.00    	       50.00"
+                        "       	1.00  		50.00  		5000.00\n")
+            with open(os.path.join(raw, f"{test}.{p}.F.json"), "w", encoding="utf-8") as f:
+                json.dump({"benchmarks": [{"name": test, "run_type": "iteration", "p50_us": 50.0, "mean_us": mean,
+                                           "min_us": 50.0, "p99_us": 5000.0}]}, f)
+    run = subprocess.run([sys.executable, COMPARE, out], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"compare.py exited {run.returncode}: {run.stderr}")
+    print(run.stdout)
+    summary = json.load(open(os.path.join(out, "summary.json"), encoding="utf-8"))
+    got_u, got_no = summary["with_u"]["metrics"], summary["without_u"]["metrics"]
+    if set(got_u) != {"median", "mean"} or set(got_no) != {"median", "mean/t_avg"}:
+        fail(f"metrics with -U {sorted(got_u)}, without {sorted(got_no)}: want median+mean, median+mean/t_avg")
+    if got_u["mean"]["pair_ratios"] != [1.0] * 5 or got_u["mean"]["verdict"] != "at parity":
+        fail(f"the same samples' means are not at parity: {got_u['mean']}")
+    if abs(got_u["mean"]["perftest_median"] - mean) > 1e-9:
+        fail(f"perftest's mean of every sample {got_u['mean']['perftest_median']}, want {mean}")
+    if got_no["mean/t_avg"]["verdict"] != "fabench BEHIND" or abs(got_no["mean/t_avg"]["pair_ratios"][0] - mean / 50) > 1e-9:
+        fail(f"mean/t_avg is not fabench's mean against t_avg: {got_no['mean/t_avg']}")
+    if "mean/t_avg: fabench's mean of every sample against perftest's t_avg" not in run.stdout:
+        fail("the table does not say what mean/t_avg is")
+    # --boots: a summary.json from before -U (no perftest_mean) has "mean" against t_avg.
+    old = os.path.join(tmp, "means_old")
+    os.makedirs(old)
+    with open(os.path.join(old, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump({"with_u": {"kind": "lat", "metrics": {"mean": {"pair_ratios": [1.9, 2.0, 2.1]}}}}, f)
+    run = subprocess.run([sys.executable, COMPARE, "--boots", out, old, out], capture_output=True, text=True,
+                         check=False)
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]): line for line in run.stdout.splitlines()
+            if line.startswith("| with_u |")}
+    if "| 2 |" not in rows.get(("with_u", "mean"), "") or "| 1 |" not in rows.get(("with_u", "mean/t_avg"), ""):
+        fail(f"--boots mixed the two means: {rows}")
+    print("ok: means on one definition with -U, mean/t_avg without, kept apart across boots")
+
+
 def main():
-    tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "counters": counters, "rotate": rotate,
-             "segments": segments}
+    tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "means": means, "counters": counters,
+             "rotate": rotate, "segments": segments}
     if len(sys.argv) != 2 or sys.argv[1] not in tests:
         sys.exit(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
