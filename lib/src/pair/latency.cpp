@@ -167,29 +167,17 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
   const bool leader = role == Role::kLeader;
   auto progress = [&]() __attribute__((always_inline)) { return i; };
 
-  // The receive a completion consumed is posted again after this side's next
-  // send, not before it: the repost (the provider's lock and a WQE copy) then
-  // overlaps the message's flight instead of delaying the send. Safe with two
-  // or more receives posted: the peer sends its next message only after it
-  // has this side's reply, and until then rx_depth - 1 >= 1 are still posted.
-  // With -r 1 the receive is reposted at once, before the send.
-  const bool defer_repost = spec.rx_depth >= 2;
-  bool repost_due = false;
-  auto repost = [&]() __attribute__((always_inline))->int {
-    repost_due = false;
-    if (ring.post(side, 0) != 0) return -2;
-    ++posted[0];
-    return 0;
-  };
   // Waits for one receive completion (send completions are reaped on the way).
   auto await_recv = [&]() __attribute__((always_inline))->int {
-    const int n = wait_cq(side.recv_cq(), spec.events, std::span(wcs.data(), 1), w, progress);
-    if (n <= 0) return n;
-    if (wcs[0].status != IBV_WC_SUCCESS) return -1;
-    --posted[0];
-    repost_due = true;
-    if (!defer_repost && repost() != 0) return -2;
-    return 1;
+    for (;;) {
+      const int n = wait_cq(side.recv_cq(), spec.events, std::span(wcs.data(), 1), w, progress);
+      if (n <= 0) return n;
+      if (wcs[0].status != IBV_WC_SUCCESS) return -1;
+      --posted[0];
+      if (ring.post(side, 0) != 0) return -2;
+      ++posted[0];
+      return 1;
+    }
   };
   const std::uint64_t keep_signaled = signaled_to_keep(spec);
   auto reap_until = [&](std::uint64_t limit) __attribute__((always_inline)) {
@@ -211,8 +199,6 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
     wr.send_flags = base_flags | (signaled ? kSignaled : 0U);
     if (const int rc = qp.post_send(wr); rc != 0) [[unlikely]]
       return fail(qp.send_error(rc, wr).what());
-    if (repost_due && repost() != 0) [[unlikely]]
-      return fail("ibv_post_recv failed while reposting a receive");
     if (signaled) {
       ++signals_out;
       if (signals_out > keep_signaled) {
@@ -239,7 +225,6 @@ RunResult pingpong_result(std::uint64_t iters, std::uint32_t msg) {
       return stall_failure(w, limits, "the next round trip", i, iters);
   }
   (void)clock.stop();
-  if (repost_due && repost() != 0) return fail("ibv_post_recv failed while reposting a receive");
   if (const int r = reap_until(0); r <= 0) {
     return r < 0 ? completion_failure(side, wcs[0]) : stall_failure(w, limits, "the last send completion", i, iters);
   }
