@@ -10,6 +10,10 @@
 # perftest sends nothing inline on rxe (it does not know the device), so
 # fabench-bw gets -I 0 to do the same work.
 #
+# --lat: the latency clients instead (UD send 2 B, RC send 4 KiB, compare-
+# and-swap; the arguments perftest.sh gives both tools), per iteration; the
+# sorting of the samples after the loop is shown apart.
+#
 # Runs inside the test bed, like perftest.sh:
 #   tools/softroce-vm --wire --timeout 1500 -- bench/compare/callgrind.sh --build build/perf
 set -euo pipefail
@@ -20,21 +24,24 @@ usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS]
   --build DIR       fabench build directory (default build/perf)
-  --n1 N --n2 N     total messages of the two runs (default 2000, 12000)
+  --n1 N --n2 N     total messages of the two runs (default 2000, 12000; 1000, 5000 with --lat)
   --rate            also the message-rate configuration (-s 8 -q 4 -l 8 -Q 8)
+  --lat             the latency clients instead of the bandwidth ones: ud_send_lat_2,
+                    send_lat_4K and atomic_cswap_lat (default --n1 1000 --n2 5000)
   --out DIR         callgrind files and the table (default \$FABENCH_OUT/callgrind, else a temp dir)
   --run-timeout S   limit of every run (default 900)
 EOF
 }
 die() { echo "$prog: error: $*" >&2; exit 2; }
 
-build=build/perf n1=2000 n2=12000 rate=0 out="" run_timeout=900
+build=build/perf n1="" n2="" rate=0 lat=0 out="" run_timeout=900
 while (($#)); do
   case "$1" in
     --build) build=${2:?}; shift ;;
     --n1) n1=${2:?}; shift ;;
     --n2) n2=${2:?}; shift ;;
     --rate) rate=1 ;;
+    --lat) lat=1 ;;
     --out) out=${2:?}; shift ;;
     --run-timeout) run_timeout=${2:?}; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -42,12 +49,14 @@ while (($#)); do
   esac
   shift
 done
+if ((lat)); then n1=${n1:-1000} n2=${n2:-5000}; else n1=${n1:-2000} n2=${n2:-12000}; fi
+[[ $n1 =~ ^[1-9][0-9]*$ && $n2 =~ ^[1-9][0-9]*$ ]] || die "--n1 and --n2 must be positive integers"
 ((n2 > n1)) || die "--n2 must exceed --n1"
 . "$here/common.sh"   # wait_listen, testbed_devices
 testbed_devices "--build $build"
-BW=$build/bench/fabench-bw
-[[ -x $BW ]] || die "no $BW: build first"
-for t in valgrind callgrind_annotate ib_write_bw python3 ss timeout; do
+BW=$build/bench/fabench-bw LAT=$build/bench/fabench-lat
+[[ -x $BW && -x $LAT ]] || die "no $BW / $LAT: build first"
+for t in valgrind callgrind_annotate ib_write_bw ib_send_lat ib_atomic_lat python3 ss timeout; do
   command -v $t >/dev/null || die "'$t' not found"
 done
 [[ -n $out ]] || out=${FABENCH_OUT:+$FABENCH_OUT/callgrind}
@@ -62,21 +71,25 @@ VG=(valgrind --tool=callgrind --quiet)
 # Same pinning as perftest.sh: client on CPU 0, servers on CPU 1.
 CLI=() SRV=()
 if (($(nproc) >= 2)) && command -v taskset >/dev/null; then CLI=(taskset -c 0) SRV=(taskset -c 1); fi
-FBW_PORT=18711
-timeout $((run_timeout * 20)) "${SRV[@]}" "$BW" -d "$DEV1" -x "$GID" -p $FBW_PORT --timeout 600 >"$out/fabench-bw.server.log" 2>&1 &
-PIDS+=($!); wait_listen $FBW_PORT $! "$out/fabench-bw.server.log" || die "the fabench-bw server did not start"
+# One fabench server (fabench-bw, or fabench-lat with --lat) for all runs.
+FB_PORT=18711 FB=$BW
+((lat)) && FB=$LAT
+timeout $((run_timeout * 20)) "${SRV[@]}" "$FB" -d "$DEV1" -x "$GID" -p $FB_PORT --timeout 600 >"$out/fabench.server.log" 2>&1 &
+PIDS+=($!); wait_listen $FB_PORT $! "$out/fabench.server.log" || die "the ${FB##*/} server did not start"
 pt_port=18900
-# run_pt TAG N QPS ARGS...: perftest's -n is per QP
+# run_pt TAG N QPS TOOL ARGS...: perftest's -n is per QP; its bandwidth tools get -N
 run_pt() {
-  local tag=$1 n=$2 qps=$3; shift 3
-  local per_qp=$((n / qps))
+  local tag=$1 n=$2 qps=$3 tool=$4; shift 4
+  local per_qp=$((n / qps)) extra=()
+  [[ $tool == *_bw ]] && extra=(-N)
   pt_port=$((pt_port + 1))
-  timeout "$run_timeout" "${SRV[@]}" ib_write_bw -d "$DEV1" -x "$GID" -p $pt_port "$@" -N -n $per_qp >"$out/$tag.server.txt" 2>&1 &
+  timeout "$run_timeout" "${SRV[@]}" "$tool" -d "$DEV1" -x "$GID" -p $pt_port "$@" "${extra[@]}" -n $per_qp \
+    >"$out/$tag.server.txt" 2>&1 &
   local spid=$!
-  wait_listen $pt_port $spid "$out/$tag.server.txt" || die "the ib_write_bw server did not start"
+  wait_listen $pt_port $spid "$out/$tag.server.txt" || die "the $tool server did not start"
   local rc=0
   timeout "$run_timeout" "${CLI[@]}" "${VG[@]}" --callgrind-out-file="$out/$tag.cg" \
-    ib_write_bw -d "$DEV0" -x "$GID" -p $pt_port "$@" -N -n $per_qp "$IP1" >"$out/$tag.txt" 2>&1 || rc=$?
+    "$tool" -d "$DEV0" -x "$GID" -p $pt_port "$@" "${extra[@]}" -n $per_qp "$IP1" >"$out/$tag.txt" 2>&1 || rc=$?
   wait $spid || true
   # After the loop perftest samples the CPU clock for its report; under
   # valgrind that sampling often fails ("Can't produce a report", exit 1).
@@ -90,24 +103,33 @@ run_pt() {
 run_fb() {
   local tag=$1 n=$2; shift 2
   timeout "$run_timeout" "${CLI[@]}" "${VG[@]}" --callgrind-out-file="$out/$tag.cg" \
-    "$BW" -d "$DEV0" -x "$GID" -p $FBW_PORT -I 0 "$@" -n "$n" "$IP1" >"$out/$tag.txt" 2>&1 ||
-    { tail "$out/$tag.txt" >&2; die "fabench-bw under callgrind failed ($tag)"; }
+    "$FB" -d "$DEV0" -x "$GID" -p $FB_PORT "$@" -n "$n" "$IP1" >"$out/$tag.txt" 2>&1 ||
+    { tail "$out/$tag.txt" >&2; die "${FB##*/} under callgrind failed ($tag)"; }
 }
 
-configs=("bw8|1|-s 8 -q 1 -l 1 -t 128 -Q 100")
-((rate)) && configs+=("rate8|4|-s 8 -q 4 -l 8 -t 128 -Q 8")
+# NAME|QPS|PERFTEST TOOL|PERFTEST ARGS|FABENCH ARGS
+if ((lat)); then
+  configs=("ud_send_lat_2|1|ib_send_lat|-c UD -s 2 -r 512|-I 0 -c UD --op send -s 2 -r 512"
+    "send_lat_4K|1|ib_send_lat|-s 4096 -r 512|-I 0 --op send -s 4096 -r 512"
+    "atomic_cswap_lat|1|ib_atomic_lat|-A CMP_AND_SWAP|-A CMP_AND_SWAP")
+else
+  configs=("bw8|1|ib_write_bw|-s 8 -q 1 -l 1 -t 128 -Q 100|-I 0 -s 8 -q 1 -l 1 -t 128 -Q 100")
+  ((rate)) && configs+=("rate8|4|ib_write_bw|-s 8 -q 4 -l 8 -t 128 -Q 8|-I 0 -s 8 -q 4 -l 8 -t 128 -Q 8")
+fi
 : >"$out/runs.txt"
 for c in "${configs[@]}"; do
-  IFS='|' read -r name qps args <<<"$c"
+  IFS='|' read -r name qps tool pt_args fb_args <<<"$c"
   for n in "$n1" "$n2"; do
     # shellcheck disable=SC2086
-    run_pt "$name.perftest.$n" "$n" "$qps" $args
+    run_pt "$name.perftest.$n" "$n" "$qps" "$tool" $pt_args
     echo "$prog: $name perftest n=$n done" >&2
     # shellcheck disable=SC2086
-    run_fb "$name.fabench.$n" "$n" $args
+    run_fb "$name.fabench.$n" "$n" $fb_args
     echo "$prog: $name fabench n=$n done" >&2
   done
-  echo "$name|$args|$n1|$n2" >>"$out/runs.txt"
+  echo "$name|$pt_args|$n1|$n2|$tool|${FB##*/}" >>"$out/runs.txt"
 done
-for f in "$out"/*.cg; do callgrind_annotate --threshold=100 "$f" >"${f%.cg}.annotate.txt" 2>/dev/null || true; done
+for f in "$out"/*.cg; do
+  callgrind_annotate --auto=no --threshold=100 "$f" >"${f%.cg}.annotate.txt" 2>/dev/null || true
+done
 python3 "$here/callgrind_summary.py" "$out"

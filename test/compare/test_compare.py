@@ -9,6 +9,7 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py counters     the event-counter table from perftest.sh's .ctr files
   test_compare.py rotate       rotate_summary.py: per-round ratios and pooled percentiles
   test_compare.py segments     segments.py: a traced round trip split into its parts
+  test_compare.py callgrind    callgrind_summary.py: per-iteration instructions, sorting apart
 """
 import json
 import os
@@ -20,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 COMPARE = os.path.join(HERE, "..", "..", "bench", "compare", "compare.py")
 ROTATE_SUMMARY = os.path.join(HERE, "..", "..", "bench", "compare", "rotate_summary.py")
 SEGMENTS = os.path.join(HERE, "..", "..", "bench", "compare", "segments.py")
+CALLGRIND_SUMMARY = os.path.join(HERE, "..", "..", "bench", "compare", "callgrind_summary.py")
 
 LAT_HEADER = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
               "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n")
@@ -383,9 +385,66 @@ def means(tmp):
     print("ok: means on one definition with -U, mean/t_avg without, kept apart across boots")
 
 
+def callgrind(tmp):
+    # Two runs per tool (1000 and 5000 iterations) in callgrind_annotate's
+    # --auto=no format. Per iteration: perftest's loop 300 and the provider
+    # 200, fabench's loop 100 (a "[clone ...]" name) and the provider 200;
+    # both sort their samples after the loop (n log n: not per-iteration).
+    out = os.path.join(tmp, "callgrind")
+    os.makedirs(out)
+    with open(os.path.join(out, "runs.txt"), "w", encoding="utf-8") as f:
+        f.write("atomic_cswap_lat|-A CMP_AND_SWAP|1000|5000|ib_atomic_lat|fabench-lat\n")
+    rxe = "/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so"
+    loops = {"perftest": ("???:0x0000000000021eb0", "/usr/bin/ib_atomic_lat", 300),
+             "fabench": ("???:fabench::pair::(anonymous namespace)::onesided_latency(fabench::pair::Side&) "
+                         "[clone .constprop.0]", "/work/build/default/bench/fabench-lat", 100)}
+    sorts = {"perftest": ("./stdlib/msort.c:msort_with_tmp.part.0'2", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+             "fabench": ("???:void std::__introsort_loop<double*>(double*, double*, long)",
+                         "/work/build/default/bench/fabench-lat")}
+    setup = 1_000_000
+    for tool, (fn, obj, per_iter) in loops.items():
+        for n in (1000, 5000):
+            sort_ir = int(n * 10 * (n.bit_length()))  # grows faster than n
+            rows = [(per_iter * n, fn, obj), (200 * n, "???:0x0000000000002ca0", rxe),
+                    (sort_ir, sorts[tool][0], sorts[tool][1]), (setup, "./elf/dl-lookup.c:do_lookup_x", "/lib/ld.so")]
+            total = sum(r[0] for r in rows)
+            with open(os.path.join(out, f"atomic_cswap_lat.{tool}.{n}.cg"), "w", encoding="utf-8") as f:
+                f.write(f"events: Ir\nsummary: {total}\n")
+            with open(os.path.join(out, f"atomic_cswap_lat.{tool}.{n}.annotate.txt"), "w", encoding="utf-8") as f:
+                f.write("-" * 80 + "\nIr\n" + "-" * 80 + f"\n{total:,} (100.0%)  PROGRAM TOTALS\n\n" + "-" * 80 +
+                        "\nIr  file:function\n" + "-" * 80 + "\n")
+                for ir, name, o in rows:
+                    f.write(f"{ir:,} ({100 * ir / total:5.2f}%)  {name} [{o}]\n")
+    run = subprocess.run([sys.executable, CALLGRIND_SUMMARY, out], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"callgrind_summary.py exited {run.returncode}: {run.stderr}")
+    print(run.stdout)
+    if "### atomic_cswap_lat: ib_atomic_lat / fabench-lat -A CMP_AND_SWAP" not in run.stdout:
+        fail("the heading does not name both latency tools")
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:]] for line in run.stdout.splitlines()
+            if line.startswith(("| perftest", "| fabench"))}
+    want = {"perftest": (300 + 200, "300 (0x0000000000021eb0)"), "fabench": (100 + 200, "100 (fabench::pair::")}
+    for tool, (base, loop) in want.items():
+        got = rows.get(tool)
+        if got is None:
+            fail(f"no row for {tool}: {sorted(rows)}")
+        if int(got[4]) != base:
+            fail(f"{tool}: {got[4]} instructions per iteration without sorting, want {base}")
+        if int(got[3]) <= base:
+            fail(f"{tool}: the whole difference {got[3]} should include the sort's n log n growth")
+        if not got[5].startswith(loop):
+            fail(f"{tool}: loop function column '{got[5]}', want it to start with '{loop}'")
+        # fabench-lat's own code: its loop (a "[clone ...]" name) and its sort, 100 + 137.5.
+        if tool == "fabench" and "fabench-lat 238" not in got[6]:
+            fail(f"fabench's loop is not counted to fabench-lat (a [clone ...] name): '{got[6]}'")
+    if "without clock reads or sorting: 0.600" not in run.stdout:
+        fail("the ratio without sorting is not 300/500")
+    print("ok: per-iteration instructions with sorting apart, [clone] names on their object")
+
+
 def main():
     tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "means": means, "counters": counters,
-             "rotate": rotate, "segments": segments}
+             "rotate": rotate, "segments": segments, "callgrind": callgrind}
     if len(sys.argv) != 2 or sys.argv[1] not in tests:
         sys.exit(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
