@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Instructions per message from bench/compare/callgrind.sh's callgrind files.
 
-runs.txt has one line per configuration: NAME|ARGS|N1|N2, and for the
-latency clients of --lat also |PERFTEST_TOOL|FABENCH_TOOL (else ib_write_bw
-and fabench-bw). Sorting (both tools sort their samples after the loop, in
-n log n) and clock reads are shown apart from the per-message cost.
+runs.txt has one line per configuration: NAME|ARGS|N1|N2|PERFTEST_TOOL|FABENCH_TOOL
+(without the last two: ib_write_bw and fabench-bw). Sorting (both tools sort
+their latency samples after the loop, in n log n) and clock reads are shown
+apart from the per-message cost.
 
 Per configuration and tool: (Ir(n2) - Ir(n1)) / (n2 - n1), in total and split
 by shared object (the tool's own code, the rxe provider, libibverbs, libc,
