@@ -146,3 +146,13 @@ TEST_CASE("a Pulse whose peer is gone stops quietly", "[ctrl][heartbeat][pulse]"
   CHECK(pulse.sent() == sent);
   REQUIRE(client.is_open());
 }
+
+TEST_CASE("the Keepalive interval is a quarter of the timeout, between 10 ms and a second", "[ctrl][heartbeat][pulse]") {
+  using std::chrono::milliseconds;
+  CHECK(keepalive_interval(milliseconds{30'000}) == milliseconds{1000});  // the default --timeout
+  CHECK(keepalive_interval(milliseconds{4000}) == milliseconds{1000});
+  CHECK(keepalive_interval(milliseconds{2000}) == milliseconds{500});  // bench_keepalive's --timeout 2
+  CHECK(keepalive_interval(milliseconds{500}) == milliseconds{125});
+  CHECK(keepalive_interval(milliseconds{20}) == milliseconds{10});
+  CHECK(keepalive_interval(milliseconds{0}) == milliseconds{10});
+}

@@ -1,5 +1,6 @@
 #include "fabench/ctrl/heartbeat.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include <spdlog/spdlog.h>
@@ -45,6 +46,10 @@ std::uint64_t coarse_ns() noexcept {
 }
 
 }  // namespace
+
+std::chrono::milliseconds keepalive_interval(std::chrono::milliseconds timeout) noexcept {
+  return std::clamp(timeout / 4, std::chrono::milliseconds{10}, Heartbeat::kInterval);
+}
 
 Pulse::Pulse(Channel& channel, std::chrono::milliseconds interval) noexcept
     : channel_(&channel),

@@ -187,7 +187,7 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
   // so that the leader may name a stopped follower within its timeout. They
   // come from this thread (the run's Watchdog, the wait for "finish", the
   // check), so that a serving process is one thread while it measures.
-  ctrl::Pulse pulse(ch);
+  ctrl::Pulse pulse(ch, ctrl::keepalive_interval(o.timeout));
   RunLimits limits{o.timeout};
   limits.leader = &ch;
   limits.keepalive = &pulse;

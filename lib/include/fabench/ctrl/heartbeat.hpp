@@ -21,6 +21,14 @@
 
 namespace fabench::ctrl {
 
+// The Keepalive interval of an end whose peer gives up after `timeout` of
+// silence (the peers of a pair run with the same --timeout as a rule): a
+// quarter of it, at most Heartbeat::kInterval (1 s) and at least 10 ms. With
+// --timeout 2 a Keepalive goes every 0.5 s, so one that is late by a loop's
+// longest pass (a window of 64 KiB writes under emulation: a few hundred ms)
+// still arrives in time; from --timeout 4 up it is one a second.
+[[nodiscard]] std::chrono::milliseconds keepalive_interval(std::chrono::milliseconds timeout) noexcept;
+
 class Heartbeat {
  public:
   static constexpr std::chrono::milliseconds kInterval{1000};  // well inside any timeout worth having (>= 2 s)

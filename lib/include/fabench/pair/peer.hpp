@@ -36,7 +36,8 @@
 // leader reads its own around the same points. A follower of an older
 // version ignores the parameter and sends no json: no peer counters.
 //
-// Beside this, the leader sends a Keepalive about every second while it
+// Beside this, the leader sends a Keepalive about every second (a quarter of
+// its --timeout below 4 s: ctrl::keepalive_interval) while it
 // works between its messages (its run, a long fill or check of its buffers:
 // ctrl::Pulse, from its only thread, so that the timed loop runs in a
 // single-threaded process), and the follower watches its control socket even
@@ -179,7 +180,7 @@ class Leader {
   // run's Watchdog, between the steps of a set-up and through a long fill or
   // check. A heartbeat thread would make every system call of the timed
   // loop slower on a software provider (ctrl::Pulse).
-  ctrl::Pulse pulse_{channel_};
+  ctrl::Pulse pulse_{channel_, ctrl::keepalive_interval(options_.timeout)};  // after options_
 };
 
 }  // namespace fabench::pair
