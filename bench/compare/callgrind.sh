@@ -52,7 +52,7 @@ done
 if ((lat)); then n1=${n1:-1000} n2=${n2:-5000}; else n1=${n1:-2000} n2=${n2:-12000}; fi
 [[ $n1 =~ ^[1-9][0-9]*$ && $n2 =~ ^[1-9][0-9]*$ ]] || die "--n1 and --n2 must be positive integers"
 ((n2 > n1)) || die "--n2 must exceed --n1"
-. "$here/common.sh"   # wait_listen, testbed_devices
+. "$here/common.sh"   # wait_listen, testbed_devices, lat_test_args
 testbed_devices "--build $build"
 BW=$build/bench/fabench-bw LAT=$build/bench/fabench-lat
 [[ -x $BW && -x $LAT ]] || die "no $BW / $LAT: build first"
@@ -72,10 +72,10 @@ VG=(valgrind --tool=callgrind --quiet)
 CLI=() SRV=()
 if (($(nproc) >= 2)) && command -v taskset >/dev/null; then CLI=(taskset -c 0) SRV=(taskset -c 1); fi
 # One fabench server (fabench-bw, or fabench-lat with --lat) for all runs.
-FB_PORT=18711 FB=$BW
-((lat)) && FB=$LAT
-timeout $((run_timeout * 20)) "${SRV[@]}" "$FB" -d "$DEV1" -x "$GID" -p $FB_PORT --timeout 600 >"$out/fabench.server.log" 2>&1 &
-PIDS+=($!); wait_listen $FB_PORT $! "$out/fabench.server.log" || die "the ${FB##*/} server did not start"
+FB_PORT=18711 FBIN=$BW
+((lat)) && FBIN=$LAT
+timeout $((run_timeout * 20)) "${SRV[@]}" "$FBIN" -d "$DEV1" -x "$GID" -p $FB_PORT --timeout 600 >"$out/fabench.server.log" 2>&1 &
+PIDS+=($!); wait_listen $FB_PORT $! "$out/fabench.server.log" || die "the ${FBIN##*/} server did not start"
 pt_port=18900
 # run_pt TAG N QPS TOOL ARGS...: perftest's -n is per QP; its bandwidth tools get -N
 run_pt() {
@@ -103,15 +103,17 @@ run_pt() {
 run_fb() {
   local tag=$1 n=$2; shift 2
   timeout "$run_timeout" "${CLI[@]}" "${VG[@]}" --callgrind-out-file="$out/$tag.cg" \
-    "$FB" -d "$DEV0" -x "$GID" -p $FB_PORT "$@" -n "$n" "$IP1" >"$out/$tag.txt" 2>&1 ||
-    { tail "$out/$tag.txt" >&2; die "${FB##*/} under callgrind failed ($tag)"; }
+    "$FBIN" -d "$DEV0" -x "$GID" -p $FB_PORT "$@" -n "$n" "$IP1" >"$out/$tag.txt" 2>&1 ||
+    { tail "$out/$tag.txt" >&2; die "${FBIN##*/} under callgrind failed ($tag)"; }
 }
 
 # NAME|QPS|PERFTEST TOOL|PERFTEST ARGS|FABENCH ARGS
 if ((lat)); then
-  configs=("ud_send_lat_2|1|ib_send_lat|-c UD -s 2 -r 512|-I 0 -c UD --op send -s 2 -r 512"
-    "send_lat_4K|1|ib_send_lat|-s 4096 -r 512|-I 0 --op send -s 4096 -r 512"
-    "atomic_cswap_lat|1|ib_atomic_lat|-A CMP_AND_SWAP|-A CMP_AND_SWAP")
+  configs=()
+  for t in ud_send_lat_2 send_lat_4K atomic_cswap_lat; do
+    lat_test_args "$t"   # PT, FB: as rotate.sh and perftest.sh run them
+    configs+=("$t|1|${PT[0]}|${PT[*]:1}|${FB[*]}")
+  done
 else
   configs=("bw8|1|ib_write_bw|-s 8 -q 1 -l 1 -t 128 -Q 100|-I 0 -s 8 -q 1 -l 1 -t 128 -Q 100")
   ((rate)) && configs+=("rate8|4|ib_write_bw|-s 8 -q 4 -l 8 -t 128 -Q 8|-I 0 -s 8 -q 4 -l 8 -t 128 -Q 8")
@@ -127,7 +129,7 @@ for c in "${configs[@]}"; do
     run_fb "$name.fabench.$n" "$n" $fb_args
     echo "$prog: $name fabench n=$n done" >&2
   done
-  echo "$name|$pt_args|$n1|$n2|$tool|${FB##*/}" >>"$out/runs.txt"
+  echo "$name|$pt_args|$n1|$n2|$tool|${FBIN##*/}" >>"$out/runs.txt"
 done
 for f in "$out"/*.cg; do
   callgrind_annotate --auto=no --threshold=100 "$f" >"${f%.cg}.annotate.txt" 2>/dev/null || true

@@ -66,3 +66,25 @@ restore_rps() {
   local e
   for e in "${RPS_SAVED[@]}"; do echo "${e#*=}" >"${e%%=*}" 2>/dev/null || true; done
 }
+
+# lat_test_args TEST: sets PT (perftest's tool and arguments) and FB
+# (fabench-lat's arguments) to what perftest.sh gives both tools for the
+# latency test TEST, without -n; returns 1 for a TEST it does not know.
+# rotate.sh and callgrind.sh --lat run their latency tests with these.
+# shellcheck disable=SC2034  # PT and FB are for the caller
+lat_test_args() {
+  case $1 in
+    read_lat_2) PT=(ib_read_lat -s 2) FB=(--op read -s 2) ;;
+    read_lat_4K) PT=(ib_read_lat -s 4096) FB=(--op read -s 4096) ;;
+    ud_send_lat_2) PT=(ib_send_lat -c UD -s 2 -r 512) FB=(-I 0 -c UD --op send -s 2 -r 512) ;;
+    send_lat_2) PT=(ib_send_lat -s 2 -r 512) FB=(-I 0 --op send -s 2 -r 512) ;;
+    write_lat_2) PT=(ib_write_lat -s 2) FB=(-I 0 --op write -s 2) ;;
+    send_lat_4K) PT=(ib_send_lat -s 4096 -r 512) FB=(-I 0 --op send -s 4096 -r 512) ;;
+    write_lat_4K) PT=(ib_write_lat -s 4096) FB=(-I 0 --op write -s 4096) ;;
+    write_lat_64K) PT=(ib_write_lat -s 65536) FB=(-I 0 --op write -s 65536) ;;
+    uc_write_lat_2) PT=(ib_write_lat -c UC -s 2) FB=(-I 0 -c UC --op write -s 2) ;;
+    atomic_fadd_lat) PT=(ib_atomic_lat -A FETCH_AND_ADD) FB=(-A FETCH_AND_ADD) ;;
+    atomic_cswap_lat) PT=(ib_atomic_lat -A CMP_AND_SWAP) FB=(-A CMP_AND_SWAP) ;;
+    *) return 1 ;;
+  esac
+}

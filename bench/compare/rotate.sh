@@ -27,7 +27,7 @@ set -euo pipefail
 
 prog=rotate.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/common.sh"   # wait_listen, testbed_devices, steer_rx, restore_rps
+. "$here/common.sh"   # wait_listen, testbed_devices, steer_rx, restore_rps, lat_test_args
 usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS] --test TEST VARIANT...
@@ -97,20 +97,7 @@ for v in "${variants[@]}"; do
 done
 
 # The arguments of perftest.sh's definitions (both tools the same work).
-case $test in
-  read_lat_2) PT=(ib_read_lat -s 2) FB=(--op read -s 2) ;;
-  read_lat_4K) PT=(ib_read_lat -s 4096) FB=(--op read -s 4096) ;;
-  ud_send_lat_2) PT=(ib_send_lat -c UD -s 2 -r 512) FB=(-I 0 -c UD --op send -s 2 -r 512) ;;
-  send_lat_2) PT=(ib_send_lat -s 2 -r 512) FB=(-I 0 --op send -s 2 -r 512) ;;
-  write_lat_2) PT=(ib_write_lat -s 2) FB=(-I 0 --op write -s 2) ;;
-  send_lat_4K) PT=(ib_send_lat -s 4096 -r 512) FB=(-I 0 --op send -s 4096 -r 512) ;;
-  write_lat_4K) PT=(ib_write_lat -s 4096) FB=(-I 0 --op write -s 4096) ;;
-  write_lat_64K) PT=(ib_write_lat -s 65536) FB=(-I 0 --op write -s 65536) ;;
-  uc_write_lat_2) PT=(ib_write_lat -c UC -s 2) FB=(-I 0 -c UC --op write -s 2) ;;
-  atomic_fadd_lat) PT=(ib_atomic_lat -A FETCH_AND_ADD) FB=(-A FETCH_AND_ADD) ;;
-  atomic_cswap_lat) PT=(ib_atomic_lat -A CMP_AND_SWAP) FB=(-A CMP_AND_SWAP) ;;
-  *) die "--test: '$test' is not one of the tests in --help" ;;
-esac
+lat_test_args "$test" || die "--test: '$test' is not one of the tests in --help"
 PT+=(-n "$iters" -U) FB+=(-n "$iters" --output-format perftest -U)
 if ((trace)); then
   # Only UD's packets tell the two directions' data apart from anything
