@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/harness/loop.hpp"
 #include "fabench/kv/pattern.hpp"
 #include "fabench/verbs/error.hpp"
@@ -25,7 +26,6 @@ constexpr std::uint32_t kDone = 2;   // prefill -> decode (push): every write of
 constexpr std::uint32_t kFree = 3;   // decode -> prefill (pull): I have read and checked your pages
 constexpr std::uint64_t kControlId = ~std::uint64_t{0};
 constexpr std::uint32_t kDonePos = 0xffffffffU;
-constexpr std::uint64_t kHeartbeatNs = 1'000'000'000;
 constexpr std::uint32_t kClockEveryLoops = 64;
 constexpr std::uint32_t kPassiveSleepUs = 1000;
 const char* kind_name(std::uint32_t k) {
@@ -349,12 +349,13 @@ bool Transfer::notify(std::span<const std::uint32_t> peers, std::uint32_t kind, 
   return true;
 }
 
-// Every second of posting, when the last heartbeat has completed. The coarse
+// Every heartbeat_ns_ of posting (a second; a quarter of the waiter's stall
+// below 4 s, as ctrl::keepalive_interval), when the last heartbeat has completed. The coarse
 // clock is read in user space (vDSO) whatever the clocksource; CLOCK_MONOTONIC
 // can be a system call (a guest's HPET), made here every kClockEveryLoops.
 bool Transfer::heartbeat(std::string& error) noexcept {
   const std::uint64_t t = harness::coarse_now_ns();
-  if (t - last_heartbeat_ < kHeartbeatNs || control_outstanding_ != 0) return true;
+  if (t - last_heartbeat_ < heartbeat_ns_ || control_outstanding_ != 0) return true;
   last_heartbeat_ = t;
   return notify(targets_, kHeartbeat, 0, error);
 }
@@ -421,6 +422,9 @@ TransferResult Transfer::run(std::uint64_t iterations, const world::Watch& watch
   const bool decode = side_ == kv::Side::kDecode;
   const std::span<const std::byte> pool(world_.arena().data(), pool_bytes_);
   last_heartbeat_ = harness::coarse_now_ns();
+  // The peer that waits runs with the same --timeout (its stall) as this one.
+  heartbeat_ns_ = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ctrl::keepalive_interval(watch.stall)).count());
   r.wrs = wrs_;
   r.bytes = bytes_;
   if (initiator()) {

@@ -118,10 +118,11 @@ Outcome Leader::run(std::size_t bench, std::uint64_t iterations, const Params& p
   bool all = false;
   {
     // Through the run and the wait for results, the others hear from rank 0
-    // every second: its silence means it is stopped. Only this thread sends
-    // on the channels until it is gone (abort() broadcasts after).
+    // every ctrl::keepalive_interval(--timeout): its silence means it is
+    // stopped. Only this thread sends on the channels until it is gone
+    // (abort() broadcasts after).
     std::mutex send_mutex;
-    const ctrl::Heartbeat heartbeat(watch.channels, send_mutex);
+    const ctrl::Heartbeat heartbeat(watch.channels, send_mutex, ctrl::keepalive_interval(o_.timeout));
     out.ranks[0] = job_.run(iterations, watch);
     if (out.ranks[0].closed_channel < 0) {
       // After a failure here, the others are failing too (or are the cause):
@@ -312,7 +313,7 @@ class Follower {
       // Rank 0 waits on every rank at once until it has their results: its
       // Waiter and collect() take this rank's silence to mean it is stopped.
       std::mutex send_mutex;
-      const ctrl::Heartbeat heartbeat({&root_}, send_mutex);
+      const ctrl::Heartbeat heartbeat({&root_}, send_mutex, ctrl::keepalive_interval(o_.timeout));
       mine = job_.run(c.iterations, watch);
     }
     if (!mine.ok && root_.poll_incoming() != ctrl::Channel::Incoming::kNothing) {

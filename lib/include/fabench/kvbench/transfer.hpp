@@ -22,7 +22,8 @@
 // on that lane are done, so a request's time is when its last lane finishes.
 // The side that waits for a whole transfer sees no completion while the other
 // posts: the poster sends it a heartbeat (a zero-byte write with immediate)
-// every second, so a stall means a stopped peer, not a long transfer.
+// every second (every quarter of --timeout below 4 s), so a stall means a
+// stopped peer, not a long transfer.
 // Nothing allocates, logs or throws in run(); every wait is bounded (Watch).
 #pragma once
 
@@ -129,6 +130,7 @@ class Transfer {
   std::uint64_t control_outstanding_ = 0;    // notifications not yet completed
   std::uint64_t t0_ = 0;
   std::uint64_t last_heartbeat_ = 0;
+  std::uint64_t heartbeat_ns_ = 1'000'000'000;  // run(): ctrl::keepalive_interval(watch.stall)
   std::vector<std::uint32_t> finals_left_;   // per request: lanes whose last WR has not completed
   std::vector<std::uint32_t> finals_;        // per request: lanes carrying it
   std::vector<std::uint64_t> request_done_;  // per request: ns

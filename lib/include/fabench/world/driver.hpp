@@ -15,8 +15,9 @@
 // named at once; one that stops leaves the others without progress for
 // --timeout, after which rank 0 names the ranks that did not answer. From
 // "go" until it has every result (or gives up), rank 0 sends each rank a
-// Keepalive every second (ctrl::Heartbeat), and each rank sends rank 0 one
-// from "go" until its result: a rank k that hears nothing from rank 0 for
+// Keepalive every second (ctrl::Heartbeat; every quarter of --timeout below
+// 4 s: ctrl::keepalive_interval), and each rank sends rank 0 one from "go"
+// until its result: a rank k that hears nothing from rank 0 for
 // --timeout, in its run or while it waits for rank 0's word after its own
 // failure, names rank 0 as stopped; rank 0 names a silent rank k the same
 // way and tells the others. Either within about --timeout of the stop.
