@@ -18,14 +18,24 @@ Prints, per variant:
   the two verdicts differ, a run's few largest samples decide the means;
 - the percentiles of all its samples pooled: a shift at p1..p25 is a cost
   in every iteration, one in the body only is the test bed's slow phases.
+
+rotate_summary.py --boots [--ref J] OUT1 OUT2 ...: the same rotation run in
+several guest boots (one OUT each, the same variants in the same order). A
+boot's geometric mean of its per-round ratios is one sample, as compare.py
+--boots takes perftest.sh's: per variant, for each run's median and 5th
+percentile, the per-boot values and the geometric mean across boots with its
+95 % interval and verdict, against variant J (default 0). With two builds of
+one source as variants (fabench-once@DIR), this says whether what a build's
+code layout does to a row holds from boot to boot.
 """
+import math
 import os
 import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import fmt_interval, pair_verdict, samples as perftest_samples  # noqa: E402
+from compare import fmt_interval, log_ratios, pair_verdict, samples as perftest_samples  # noqa: E402
 
 QUANTILES = (0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99)
 
@@ -40,22 +50,20 @@ def quantile(sorted_xs, q):
     return sorted_xs[min(len(sorted_xs) - 1, int(q * len(sorted_xs)))]
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: rotate_summary.py OUT")
-    out = sys.argv[1]
+def load(out):
+    """One rotation: its variants and, per variant and round, each run's statistics and samples."""
     variants = {}
-    with open(os.path.join(out, "setup.txt"), encoding="utf-8") as f:
-        for line in f:
-            m = re.match(r"variant (\d+): (.*)$", line.rstrip("\n"))
-            if m:
-                variants[int(m.group(1))] = m.group(2)
+    try:
+        with open(os.path.join(out, "setup.txt"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"variant (\d+): (.*)$", line.rstrip("\n"))
+                if m:
+                    variants[int(m.group(1))] = m.group(2)
+    except OSError as e:
+        sys.exit(f"rotate_summary.py: {e}")
     if not variants:
         sys.exit(f"rotate_summary.py: no 'variant J: SPEC' line in {out}/setup.txt")
-    medians = {j: {} for j in variants}  # variant -> round -> median of the run
-    fast = {j: {} for j in variants}  # variant -> round -> 5th percentile of the run
-    mean_all = {j: {} for j in variants}  # variant -> round -> mean of every sample of the run
-    mean_t_avg = {j: {} for j in variants}  # variant -> round -> mean without the run's 2 largest
+    runs = {k: {j: {} for j in variants} for k in ("median", "fast", "mean_all", "mean_t_avg")}
     pooled = {j: [] for j in variants}
     raw = os.path.join(out, "raw")
     for name in sorted(os.listdir(raw)):
@@ -66,11 +74,64 @@ def main():
         if not xs:
             sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (no -U lines, or some not finite)")
         j, r, xs_sorted = int(m.group(2)), int(m.group(1)), sorted(xs)
-        medians[j][r] = statistics.median(xs)
-        fast[j][r] = quantile(xs_sorted, 0.05)
-        mean_all[j][r] = statistics.fmean(xs)
-        mean_t_avg[j][r] = statistics.fmean(xs_sorted[:-2]) if len(xs) > 2 else statistics.fmean(xs)
+        runs["median"][j][r] = statistics.median(xs)
+        runs["fast"][j][r] = quantile(xs_sorted, 0.05)  # the 5th percentile
+        runs["mean_all"][j][r] = statistics.fmean(xs)
+        runs["mean_t_avg"][j][r] = statistics.fmean(xs_sorted[:-2]) if len(xs) > 2 else statistics.fmean(xs)
         pooled[j].extend(xs)
+    return variants, runs, pooled
+
+
+def round_ratios(per_run, j, ref):
+    """Variant j's per-round ratios to variant ref (rounds that both ran)."""
+    return [per_run[j][r] / per_run[ref][r] for r in sorted(per_run[j]) if per_run[ref].get(r, 0) > 0]
+
+
+def boots(outs, ref):
+    """Across boots: each boot's geometric mean of its per-round ratios is one sample."""
+    loaded = [load(out) for out in outs]
+    variants = loaded[0][0]
+    for out, (v, _, _) in zip(outs, loaded):
+        if v != variants:
+            sys.exit(f"rotate_summary.py: --boots: {out} has other variants than {outs[0]}: {v}")
+    if ref not in variants:
+        sys.exit(f"rotate_summary.py: --ref {ref}: no such variant (0..{len(variants) - 1})")
+    print(f"{len(outs)} boots; ratios to variant {ref}: {variants[ref]}")
+    print()
+    for key, title in (("median", "median"), ("fast", "5th percentile")):
+        print(f"| variant | per-boot geo. means of the per-round ratios of the {title} | across boots: geo. mean "
+              "[95 % CI] | verdict |")
+        print("|---|---|---|---|")
+        for j, spec in sorted(variants.items()):
+            if j == ref:
+                continue
+            gms = []
+            for _, per_run, _ in loaded:
+                logs = log_ratios(round_ratios(per_run[key], j, ref))
+                if logs:
+                    gms.append(math.exp(statistics.fmean(logs)))
+            v = pair_verdict(gms, True, 0.05, unit="boots")
+            verdict = v["verdict"].replace("fabench", "variant")
+            print(f"| {j}: {spec} | {', '.join(f'{g:.3f}' for g in gms)} | {fmt_interval(v)} | {verdict} |")
+        print()
+    return 0
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--boots"]:
+        args, ref = args[1:], 0
+        if args[:1] == ["--ref"]:
+            if len(args) < 2 or not args[1].isdigit():
+                sys.exit("rotate_summary.py: --ref J: J is a variant's number")
+            args, ref = args[2:], int(args[1])
+        if len(args) < 2:
+            sys.exit("usage: rotate_summary.py --boots [--ref J] OUT1 OUT2 ... (two or more boots)")
+        return boots(args, ref)
+    if len(args) != 1:
+        sys.exit("usage: rotate_summary.py OUT | rotate_summary.py --boots [--ref J] OUT1 OUT2 ...")
+    variants, stats, pooled = load(args[0])
+    medians, fast, mean_all, mean_t_avg = stats["median"], stats["fast"], stats["mean_all"], stats["mean_t_avg"]
     who = "fabench" if variants[0] == "perftest" else "variant"
     for title, per_run in (("median", medians), ("5th percentile", fast), ("mean of every sample", mean_all),
                            ("mean without the 2 largest samples", mean_t_avg)):
@@ -86,7 +147,7 @@ def main():
             if j == 0:
                 print(f"| 0: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | reference | |")
                 continue
-            ratios = [runs[r] / ref[r] for r in sorted(runs) if r in ref and ref[r] > 0]
+            ratios = round_ratios(per_run, j, 0)
             v = pair_verdict(ratios, True, 0.05, unit="rounds")
             verdict = v["verdict"].replace("fabench", who)
             print(f"| {j}: {spec} | {len(runs)} | {statistics.median(runs.values()):.1f} | {fmt_interval(v)} "
@@ -104,4 +165,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

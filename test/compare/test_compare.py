@@ -8,6 +8,7 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py means        "mean": every sample of both tools (perftest's -U list), else mean/t_avg
   test_compare.py counters     the event-counter table from perftest.sh's .ctr files
   test_compare.py rotate       rotate_summary.py: per-round ratios and pooled percentiles
+  test_compare.py rotate_boots rotate_summary.py --boots: a rotation across boots
   test_compare.py segments     segments.py: a traced round trip split into its parts
   test_compare.py callgrind    callgrind_summary.py: per-iteration instructions, sorting apart
 """
@@ -447,9 +448,69 @@ def callgrind(tmp):
     print("ok: per-iteration instructions with sorting apart, [clone] names on their object")
 
 
+def write_rotation(out, specs, scale, rounds=6):
+    """A rotate.sh OUT: variant j's samples are variant 0's times scale[j]."""
+    raw = os.path.join(out, "raw")
+    os.makedirs(raw)
+    with open(os.path.join(out, "setup.txt"), "w", encoding="utf-8") as f:
+        f.write("test: ud_send_lat_2\n" + "".join(f"variant {j}: {v}\n" for j, v in enumerate(specs)))
+    for r in range(rounds):
+        base = [50.0 + r + (i % 100) for i in range(200)]
+        for j, k in enumerate(scale):
+            with open(os.path.join(raw, f"r{r}.v{j}.txt"), "w", encoding="utf-8") as f:
+                f.write(LAT_HEADER + "#, usec\n")
+                f.writelines(f"{i + 1}, {x * k:g}\n" for i, x in enumerate(base))
+                f.write("-" * 40 + "\n")
+
+
+def rotate_boots(tmp):
+    # Three boots of perftest and two fabench builds: build 1 is 4-6 % slower than
+    # perftest in every boot, build 2 as fast as perftest in every boot.
+    specs = ["perftest", "fabench-once@/a", "fabench-once@/b"]
+    outs = []
+    for b, k in enumerate((1.04, 1.05, 1.06)):
+        outs.append(os.path.join(tmp, f"boot{b}"))
+        write_rotation(outs[-1], specs, (1.0, k, 1.0))
+
+    def table(args):
+        run = subprocess.run([sys.executable, ROTATE_SUMMARY, "--boots", *args], capture_output=True, text=True,
+                             check=False)
+        if run.returncode != 0:
+            fail(f"rotate_summary.py --boots {args}: {run.stderr}")
+        print(run.stdout)
+        rows = [[c.strip() for c in line.split("|")[1:-1]] for line in run.stdout.splitlines()
+                if line.startswith("| ") and ":" in line.split("|")[1]]
+        if len(rows) != 4:  # two variants x (median, 5th percentile)
+            fail(f"want 4 rows (2 variants x 2 statistics), got {rows}")
+        return rows
+
+    for row in table(outs):
+        if row[0] == "1: fabench-once@/a":
+            if row[1] != "1.040, 1.050, 1.060" or not row[2].startswith("1.050 [") or row[3] != "variant BEHIND":
+                fail(f"a build 4-6 % slower in every boot: {row}")
+        elif row[1] != "1.000, 1.000, 1.000" or row[3] != "at parity":
+            fail(f"a build as fast in every boot: {row}")
+    # Against build 1 (--ref 1), build 2 is ahead and perftest is not listed as the reference.
+    for row in table(["--ref", "1", *outs]):
+        if row[0] == "2: fabench-once@/b" and row[3] != "variant ahead":
+            fail(f"build 2 against build 1: {row}")
+        if row[0].startswith("1:"):
+            fail(f"the reference has a row of its own: {row}")
+    # Boots of other rotations, one boot, and an unknown reference are refused.
+    other = os.path.join(tmp, "other")
+    write_rotation(other, ["perftest", "fabench"], (1.0, 1.0))
+    for args, want in (([outs[0], other], "other variants"), ([outs[0]], "two or more"),
+                       (["--ref", "7", *outs], "no such variant")):
+        run = subprocess.run([sys.executable, ROTATE_SUMMARY, "--boots", *args], capture_output=True, text=True,
+                             check=False)
+        if run.returncode == 0 or want not in run.stderr:
+            fail(f"--boots {args} was not refused with '{want}': rc {run.returncode}, {run.stderr}")
+    print("ok: rotations across boots, per variant, against any variant")
+
+
 def main():
     tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "means": means, "counters": counters,
-             "rotate": rotate, "segments": segments, "callgrind": callgrind}
+             "rotate": rotate, "rotate_boots": rotate_boots, "segments": segments, "callgrind": callgrind}
     if len(sys.argv) != 2 or sys.argv[1] not in tests:
         sys.exit(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
