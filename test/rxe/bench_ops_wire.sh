@@ -48,5 +48,18 @@ timeout 300 "$LAT" -d "$DEV0" -p 18701 "$IP1" --op send,read -n 300 -e --timeout
 check_json "$WORK/ev-lat.json" 2 300 || fail "event-mode latency results"
 ok "event mode (completion channel) for bandwidth and latency"
 
-# Seven client runs above, each one session.
-server_served "$WORK/lat-server.log" 7
+# A send ping-pong reposts a consumed receive only while the rest of its run
+# needs one (-r 64: none in the last 64 iterations; UC and UD with -n and no -r:
+# every receive posted before the run, perftest's depth rule, none in the loop).
+# Three runs of each benchmark on one connection: each starts on a queue that
+# the run before left empty, so a refill that is missing stalls it.
+timeout 300 "$LAT" -d "$DEV0" -p 18701 "$IP1" --op send -c RC,UC,UD -r 64 -n 300 --benchmark_repetitions=3 \
+  --timeout 10 --benchmark_out="$WORK/rx64.json" --benchmark_out_format=json || fail "send latency -r 64 exited $?"
+check_json "$WORK/rx64.json" 9 300 || fail "send latency -r 64 results"
+timeout 300 "$LAT" -d "$DEV0" -p 18701 "$IP1" --op send -c UC,UD -n 300 --benchmark_repetitions=3 --timeout 10 \
+  --benchmark_out="$WORK/rxrun.json" --benchmark_out_format=json || fail "UC/UD send latency exited $?"
+check_json "$WORK/rxrun.json" 6 300 || fail "UC/UD send latency results"
+ok "send ping-pongs: receives reposted only while the run needs them, the queue refilled between runs"
+
+# Nine client runs above, each one session.
+server_served "$WORK/lat-server.log" 9

@@ -111,3 +111,25 @@ TEST_CASE("pair specs: default CQ moderation shrinks to the send queue", "[pair]
   CHECK(shallow.at(0).cq_mod == 13);  // 16 - 4 + 1: a full window still holds a signaled WR
   CHECK(validate(shallow.at(0)).empty());
 }
+
+TEST_CASE("pair flags: UD and UC send latency with -n take perftest's receive depth", "[pair][cli]") {
+  const auto rx_depths = [](Kind kind, std::vector<std::string> args) {
+    args.insert(args.end(), {"--op", "send", "-c", "RC,UC,UD", "10.0.0.2"});
+    std::vector<std::uint32_t> out;
+    for (const auto& s : build_specs(parse(kind, args), kind)) out.push_back(s.rx_depth);
+    return out;
+  };
+  // -r left at 512 (or given as 512: perftest cannot tell them apart either): min(-n, 16000) on UC and UD.
+  CHECK(rx_depths(Kind::kLatency, {"-n", "2000"}) == std::vector<std::uint32_t>{512, 2000, 2000});
+  CHECK(rx_depths(Kind::kLatency, {"-n", "2000", "-r", "512"}) == std::vector<std::uint32_t>{512, 2000, 2000});
+  CHECK(rx_depths(Kind::kLatency, {"-n", "100000"}) == std::vector<std::uint32_t>{512, 16000, 16000});
+  CHECK(rx_depths(Kind::kLatency, {"-n", "10"}) == std::vector<std::uint32_t>{512, 10, 10});
+  // Another -r, no -n (Google Benchmark's counts), or bandwidth: -r as given.
+  CHECK(rx_depths(Kind::kLatency, {"-n", "2000", "-r", "64"}) == std::vector<std::uint32_t>{64, 64, 64});
+  CHECK(rx_depths(Kind::kLatency, {}) == std::vector<std::uint32_t>{512, 512, 512});
+  CHECK(rx_depths(Kind::kBandwidth, {"-n", "2000"}) == std::vector<std::uint32_t>{512, 512, 512});
+  // Not a send: the depth is not used, and stays.
+  const auto writes = build_specs(parse(Kind::kLatency, {"-n", "2000", "-c", "UC", "10.0.0.2"}), Kind::kLatency);
+  REQUIRE(writes.size() == 1);
+  CHECK(writes[0].rx_depth == 512);
+}

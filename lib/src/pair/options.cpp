@@ -115,6 +115,24 @@ std::vector<std::uint64_t> message_sizes(const Options& o, Kind kind) {
   return harness::parse_sizes(o.sizes);
 }
 
+}  // namespace
+
+// perftest's rule for UD and UC (no flow control): with a fixed iteration
+// count, a receive depth left at its default (512, as -r 512 is) becomes
+// min(iterations, 16000). In a send ping-pong every receive of the run is then
+// posted before it and none in the loop, the work perftest times.
+std::uint32_t latency_rx_depth(const Options& o, Kind kind, Op op, ibv_qp_type transport) noexcept {
+  constexpr std::uint32_t kDefaultRxDepth = 512;
+  constexpr std::uint64_t kUcUdMaxRxDepth = 16000;  // perftest's UC_MAX_RX
+  if (kind != Kind::kLatency || op != Op::kSend || transport == IBV_QPT_RC || o.rx_depth != kDefaultRxDepth ||
+      o.iters == 0) {
+    return o.rx_depth;
+  }
+  return static_cast<std::uint32_t>(std::min(o.iters, kUcUdMaxRxDepth));
+}
+
+namespace {
+
 TestSpec make_spec(const Options& o, Kind kind, Op op, ibv_qp_type transport, std::uint64_t size) {
   TestSpec s = TestSpec::defaults(kind);
   s.op = op;
@@ -122,7 +140,7 @@ TestSpec make_spec(const Options& o, Kind kind, Op op, ibv_qp_type transport, st
   s.msg_bytes = size;
   s.qps = o.qps;
   if (o.tx_depth != 0) s.tx_depth = o.tx_depth;
-  s.rx_depth = o.rx_depth;
+  s.rx_depth = latency_rx_depth(o, kind, op, transport);
   s.post_list = o.post_list;
   // Default moderation shrinks to what the window allows (validate()).
   s.cq_mod = o.cq_mod != 0 ? o.cq_mod : std::min(s.cq_mod, s.tx_depth - std::min(s.post_list, s.tx_depth) + 1);

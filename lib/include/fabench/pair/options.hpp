@@ -75,6 +75,10 @@ void add_options(CLI::App& app, Options& o, Kind kind);
 // name no valid value (-m 3000).
 void check_contradictions(const Options& o);
 
+// The receive depth of a spec: -r, except perftest's rule for UD and UC send
+// latency with -n, where -r at its default 512 becomes min(-n, 16000).
+[[nodiscard]] std::uint32_t latency_rx_depth(const Options& o, Kind kind, Op op, ibv_qp_type transport) noexcept;
+
 // One TestSpec per operation x transport x size. In a list, combinations
 // that cannot exist (read over UD) are skipped; a single one is an error.
 // With --load each is followed by the same spec with the load.
