@@ -25,7 +25,10 @@ using harness::whole_number;
 void add_queue_options(CLI::App& app, Options& o, bool lat) {
   app.add_option("-t,--tx-depth", o.tx_depth, fmt::format("Send queue depth (default {})", lat ? 2 : 128))
       ->check(whole_number("-t", 1, 1 << 20));
-  app.add_option("-r,--rx-depth", o.rx_depth, "Receive queue depth for send/recv (default 512)")
+  app.add_option("-r,--rx-depth", o.rx_depth,
+                 lat ? "Receive queue depth for send/recv (default 512; UD and UC with -n: min(-n, 16000), as "
+                       "perftest, so that no receive is posted in the loop)"
+                     : "Receive queue depth for send/recv (default 512)")
       ->check(whole_number("-r", 1, 1 << 20));
   if (!lat) {
     app.add_option("-q,--qp", o.qps, "Queue pairs (default 1)")->check(whole_number("-q", 1, 1024));
