@@ -193,6 +193,22 @@ def counters(tmp):
     print("ok: event counters per run, both tools")
 
 
+def write_rotation(out, specs, transforms, rounds=6):
+    """A rotate.sh OUT (setup.txt, raw/rR.vJ.txt with every sample, -U): round r's base
+    samples are 50+r .. 149+r, each twice; variant j's are transforms[j] of them."""
+    raw = os.path.join(out, "raw")
+    os.makedirs(raw)
+    with open(os.path.join(out, "setup.txt"), "w", encoding="utf-8") as f:
+        f.write("test: ud_send_lat_2\n" + "".join(f"variant {j}: {v}\n" for j, v in enumerate(specs)))
+    for r in range(rounds):
+        base = [50.0 + r + (i % 100) for i in range(200)]
+        for j, tf in enumerate(transforms):
+            with open(os.path.join(raw, f"r{r}.v{j}.txt"), "w", encoding="utf-8") as f:
+                f.write(LAT_HEADER + "#, usec\n")
+                f.writelines(f"{i + 1}, {tf(x):g}\n" for i, x in enumerate(base))
+                f.write("-" * 40 + "\n")
+
+
 def rotate(tmp):
     # rotate.sh's layout: setup.txt names the variants, raw/rR.vJ.txt holds a
     # perftest-layout report with every sample (-U). Variant 1 is variant 0
@@ -200,16 +216,7 @@ def rotate(tmp):
     # included), variant 2 the same samples as variant 0.
     out = os.path.join(tmp, "rotate")
     raw = os.path.join(out, "raw")
-    os.makedirs(raw)
-    with open(os.path.join(out, "setup.txt"), "w", encoding="utf-8") as f:
-        f.write("test: ud_send_lat_2\nvariant 0: perftest\nvariant 1: fabench\nvariant 2: fabench-once\n")
-    for r in range(6):
-        base = [50.0 + r + (i % 100) for i in range(200)]  # 50+r .. 149+r, each twice
-        for j, shift in enumerate((0.0, 5.0, 0.0)):
-            with open(os.path.join(raw, f"r{r}.v{j}.txt"), "w", encoding="utf-8") as f:
-                f.write(LAT_HEADER + "#, usec\n")
-                f.writelines(f"{i + 1}, {x + shift:g}\n" for i, x in enumerate(base))
-                f.write("-" * 40 + "\n")
+    write_rotation(out, ["perftest", "fabench", "fabench-once"], [lambda x: x, lambda x: x + 5.0, lambda x: x])
     run = subprocess.run([sys.executable, ROTATE_SUMMARY, out], capture_output=True, text=True, check=False)
     if run.returncode != 0:
         fail(f"rotate_summary.py failed: {run.stderr}")
@@ -448,21 +455,6 @@ def callgrind(tmp):
     print("ok: per-iteration instructions with sorting apart, [clone] names on their object")
 
 
-def write_rotation(out, specs, scale, rounds=6):
-    """A rotate.sh OUT: variant j's samples are variant 0's times scale[j]."""
-    raw = os.path.join(out, "raw")
-    os.makedirs(raw)
-    with open(os.path.join(out, "setup.txt"), "w", encoding="utf-8") as f:
-        f.write("test: ud_send_lat_2\n" + "".join(f"variant {j}: {v}\n" for j, v in enumerate(specs)))
-    for r in range(rounds):
-        base = [50.0 + r + (i % 100) for i in range(200)]
-        for j, k in enumerate(scale):
-            with open(os.path.join(raw, f"r{r}.v{j}.txt"), "w", encoding="utf-8") as f:
-                f.write(LAT_HEADER + "#, usec\n")
-                f.writelines(f"{i + 1}, {x * k:g}\n" for i, x in enumerate(base))
-                f.write("-" * 40 + "\n")
-
-
 def rotate_boots(tmp):
     # Three boots of perftest and two fabench builds: build 1 is 4-6 % slower than
     # perftest in every boot, build 2 as fast as perftest in every boot.
@@ -470,7 +462,7 @@ def rotate_boots(tmp):
     outs = []
     for b, k in enumerate((1.04, 1.05, 1.06)):
         outs.append(os.path.join(tmp, f"boot{b}"))
-        write_rotation(outs[-1], specs, (1.0, k, 1.0))
+        write_rotation(outs[-1], specs, [lambda x: x, lambda x, k=k: x * k, lambda x: x])
 
     def table(args):
         run = subprocess.run([sys.executable, ROTATE_SUMMARY, "--boots", *args], capture_output=True, text=True,
@@ -498,7 +490,7 @@ def rotate_boots(tmp):
             fail(f"the reference has a row of its own: {row}")
     # Boots of other rotations, one boot, and an unknown reference are refused.
     other = os.path.join(tmp, "other")
-    write_rotation(other, ["perftest", "fabench"], (1.0, 1.0))
+    write_rotation(other, ["perftest", "fabench"], [lambda x: x, lambda x: x])
     for args, want in (([outs[0], other], "other variants"), ([outs[0]], "two or more"),
                        (["--ref", "7", *outs], "no such variant")):
         run = subprocess.run([sys.executable, ROTATE_SUMMARY, "--boots", *args], capture_output=True, text=True,
