@@ -13,7 +13,7 @@
 # pooled: a shift of the fastest samples (p1..p25) is a cost in every
 # iteration; one in the body only is the test bed's slow phases.
 #
-# --trace (ud_send_lat_2) also records each run with the kernel's tracer
+# --trace (ud_send_lat_2, send_lat_4K) also records each run with the kernel's tracer
 # (the doorbell write() of both ends, each packet's arrival, each completion
 # rxe posts) and segments.py splits every round trip into its parts: each
 # end's system call, its kernel receive path and its user-space turnaround.
@@ -58,9 +58,9 @@ Options:
   --build DIR     fabench build directory (default build/perf)
   --out DIR       raw outputs and summary.txt (default \$FABENCH_OUT, else a temp dir)
   --run-timeout S limit of every run (default 120)
-  --trace         (ud_send_lat_2, root) trace every run (tracefs, x86-tsc clock)
-                  into raw/rR.vJ.trace; segments.py OUT prints the parts of a
-                  round trip per variant (also written to OUT/segments.txt)
+  --trace         (ud_send_lat_2 or send_lat_4K, root) trace every run (tracefs,
+                  x86-tsc clock) into raw/rR.vJ.trace; segments.py OUT prints
+                  the parts of a round trip per variant (also in OUT/segments.txt)
   -h, --help      this help
 EOF
 }
@@ -100,9 +100,9 @@ done
 lat_test_args "$test" || die "--test: '$test' is not one of the tests in --help"
 PT+=(-n "$iters" -U) FB+=(-n "$iters" --output-format perftest -U)
 if ((trace)); then
-  # Only UD's packets tell the two directions' data apart from anything
-  # else on the wire by their length alone (RC's ACKs are as long as a 2 B send).
-  [[ $test == ud_send_lat_2 ]] || die "--trace: only with --test ud_send_lat_2"
+  # Only these tests' messages are told apart from anything else on the wire
+  # by their length alone (RC's ACKs are as long as a 2 B send): segments.py.
+  [[ $test == ud_send_lat_2 || $test == send_lat_4K ]] || die "--trace: only with --test ud_send_lat_2 or send_lat_4K"
   ((EUID == 0)) || die "--trace needs root (the kernel's tracer)"
 fi
 

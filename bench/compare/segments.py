@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""segments.py OUT: where the time of a UD send ping-pong goes, per variant.
+"""segments.py OUT: where the time of a send ping-pong goes, per variant.
 
-Reads what `rotate.sh --trace --test ud_send_lat_2` leaves in OUT: setup.txt
-(the variants) and raw/rR.vJ.trace, the kernel tracer's record of each run
-with x86-tsc timestamps. In those runs the client is pinned to CPU 0, the
-server to CPU 1, and each device's receive processing to its side's CPU.
-Events used:
+Reads what `rotate.sh --trace --test TEST` leaves in OUT: setup.txt (the
+test and the variants) and raw/rR.vJ.trace, the kernel tracer's record of
+each run with x86-tsc timestamps. TEST is ud_send_lat_2 or send_lat_4K, the
+two send ping-pongs whose messages the wire tells apart from everything else
+by their length alone (an RC 2-byte send is as long as an ACK). In those
+runs the client is pinned to CPU 0, the server to CPU 1, and each device's
+receive processing to its side's CPU. Events used:
   W  sys_enter_write of 32 bytes: rxe's doorbell, the system call of a post
   X  sys_exit_write returning 32: its end
-  R  netif_receive_skb of a 56-byte packet (a 2-byte UD send on the wire)
-  P  fabench_cqpost: a kprobe on rxe_cq_post, rxe writing a completion
+  R  netif_receive_skb of a message's packet: 56 bytes for a 2-byte UD send,
+     4140 for a 4 KiB RC send (IPv4 20 + UDP 8 + BTH 12 + 4096 + ICRC 4)
+  P  fabench_cqpost: a kprobe on rxe_cq_post, rxe writing a completion (the
+     first one after R is the receive's: a UD send completes inside its
+     system call, an RC send with the peer's ACK, which reaches the sender
+     before the reply does)
 and two trace_marker lines "fabench-mark NS" (CLOCK_MONOTONIC nanoseconds)
 at the ends of the run, which give the TSC's rate.
 
@@ -38,7 +44,11 @@ import sys
 
 PARTS = ["cli_sys", "to_srv", "srv_rx", "srv_user", "srv_sys", "to_cli", "cli_rx", "cli_user", "cycle"]
 DOORBELL = 0x20  # bytes of rxe's post_send doorbell command
-UD_2B_PACKET = 56  # IPv4 20 + UDP 8 + BTH 12 + DETH 8 + 2 B + pad 2 + ICRC 4
+# The length on the wire of each traced test's message.
+PACKET = {
+    "ud_send_lat_2": 56,  # IPv4 20 + UDP 8 + BTH 12 + DETH 8 + 2 B + pad 2 + ICRC 4
+    "send_lat_4K": 4140,  # IPv4 20 + UDP 8 + BTH 12 + 4096 B + ICRC 4 (one packet at a 4096 MTU)
+}
 SKIP = 100  # cycles left out at each end of a run (start-up, the last reply)
 
 EVENT = re.compile(r"^\s*.+-\d+\s+\[(\d+)\]\s+\S+\s+(\d+): (\w+)(.*)$")
@@ -48,7 +58,7 @@ def die(msg):
     sys.exit(f"segments.py: error: {msg}")
 
 
-def parse(path):
+def parse(path, packet):
     """Per (kind, cpu) the sorted timestamps, and the TSC ticks per microsecond."""
     ev = collections.defaultdict(list)
     marks = []
@@ -67,7 +77,7 @@ def parse(path):
                 elif f"count: {DOORBELL:x})" in rest:
                     ev["W", cpu].append(ts)
             elif name == "netif_receive_skb":
-                if rest.endswith(f" len={UD_2B_PACKET}"):
+                if rest.endswith(f" len={packet}"):
                     ev["R", cpu].append(ts)
             elif name == "fabench_cqpost":
                 ev["P", cpu].append(ts)
@@ -115,16 +125,22 @@ def main():
     out = sys.argv[1]
     try:
         with open(os.path.join(out, "setup.txt"), encoding="utf-8") as f:
-            names = dict(re.findall(r"^variant (\d+): (.+)$", f.read(), re.M))
+            setup = f.read()
     except OSError as e:
         die(f"{out}: no setup.txt ({e.strerror}); give rotate.sh's --out directory")
+    names = dict(re.findall(r"^variant (\d+): (.+)$", setup, re.M))
+    test = re.search(r"^test: (\S+)", setup, re.M)
+    if not test or test.group(1) not in PACKET:
+        die(f"{out}/setup.txt: test {test.group(1) if test else '(none)'} is not one segments.py can split "
+            f"({', '.join(PACKET)})")
+    packet = PACKET[test.group(1)]
     pooled = collections.defaultdict(list)
     runs = collections.Counter()
     for path in sorted(glob.glob(os.path.join(out, "raw", "r*.v*.trace"))):
         j = re.search(r"\.v(\d+)\.trace$", path).group(1)
-        c = cycles(*parse(path))
+        c = cycles(*parse(path, packet))
         if not c:
-            die(f"{path}: no complete round trip (was it a --trace run of ud_send_lat_2?)")
+            die(f"{path}: no complete round trip (was it a rotate.sh --trace run of {test.group(1)}?)")
         pooled[j] += c
         runs[j] += 1
     if not pooled:

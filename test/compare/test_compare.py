@@ -9,7 +9,7 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py counters     the event-counter table from perftest.sh's .ctr files
   test_compare.py rotate       rotate_summary.py: per-round ratios and pooled percentiles
   test_compare.py rotate_boots rotate_summary.py --boots: a rotation across boots
-  test_compare.py segments     segments.py: a traced round trip split into its parts
+  test_compare.py segments     segments.py: a traced round trip (UD 2 B, RC 4 KiB) split into its parts
   test_compare.py callgrind    callgrind_summary.py: per-iteration instructions, sorting apart
 """
 import json
@@ -268,30 +268,41 @@ def rotate(tmp):
         fail(f"a report without samples was accepted: rc {run.returncode}, {run.stderr}")
 
 
-def write_trace(path, parts, cycles=400, rate=2000):
+def write_trace(path, parts, cycles=400, rate=2000, rc=False):
     """A rotate.sh --trace record: `parts` (us) = to_srv, srv_rx, srv_user, sys, to_cli, cli_rx, cli_user;
     both system calls last `sys`. `rate` TSC ticks per us. Other writes, packets and the send
-    completions (inside each system call) are there too, as in a real trace."""
+    completions are there too, as in a real trace: for UD (2-byte sends, 56 B packets) inside each
+    system call; for RC (4 KiB sends, 4140 B packets) with the peer's 48-byte ACK, which reaches
+    each end shortly before the peer's message."""
     to_srv, srv_rx, srv_user, sys_us, to_cli, cli_rx, cli_user = parts
+    packet = 4140 if rc else 56
     lines, t = [], 1_000_000.0
     first = t - 500
     def ev(cpu, us, text):
         lines.append(f"     fabench-lat-{200 + cpu}     [{cpu:03d}] .....  {int(round(us * rate))}: {text}\n")
+    def send_completion(cpu, us):
+        if rc:  # the ACK and the completion it brings, before the message
+            ev(cpu, us - 2, f"netif_receive_skb: dev=veth{cpu} skbaddr=00000000abcdbeef len=48")
+            ev(cpu, us - 1.5, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
     ev(0, first, "tracing_mark_write: fabench-mark 7000000000")
     for _ in range(cycles):
         w1 = t + to_srv + srv_rx + srv_user
         r0 = w1 + to_cli
         ev(0, t, "sys_write(fd: 3, buf: 7ffc0000, count: 20)")
-        ev(0, t + sys_us * 0.9, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")  # the send completion
+        if not rc:
+            ev(0, t + sys_us * 0.9, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
         ev(0, t + sys_us, "sys_write -> 0x20")
-        ev(1, t + to_srv, "netif_receive_skb: dev=veth1 skbaddr=00000000deadbeef len=56")
+        send_completion(1, t + to_srv)
+        ev(1, t + to_srv, f"netif_receive_skb: dev=veth1 skbaddr=00000000deadbeef len={packet}")
         ev(1, t + to_srv + 1, "netif_receive_skb: dev=veth1 skbaddr=00000000feedbeef len=52")  # control plane
         ev(1, t + to_srv + srv_rx, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
         ev(1, w1, "sys_write(fd: 3, buf: 7ffc0000, count: 20)")
         ev(1, w1 + 0.5, "sys_write(fd: 1, buf: 7ffc0000, count: 10)")  # not a doorbell
-        ev(1, w1 + sys_us * 0.9, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
+        if not rc:
+            ev(1, w1 + sys_us * 0.9, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
         ev(1, w1 + sys_us, "sys_write -> 0x20")
-        ev(0, r0, "netif_receive_skb: dev=veth0 skbaddr=00000000deadbeef len=56")
+        send_completion(0, r0)
+        ev(0, r0, f"netif_receive_skb: dev=veth0 skbaddr=00000000deadbeef len={packet}")
         ev(0, r0 + cli_rx, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
         t = r0 + cli_rx + cli_user
     ev(0, t + 500, f"tracing_mark_write: fabench-mark {7000000000 + int(round((t + 500 - first) * 1000))}")
@@ -301,38 +312,53 @@ def write_trace(path, parts, cycles=400, rate=2000):
 
 
 def segments(tmp):
-    out = os.path.join(tmp, "seg")
-    raw = os.path.join(out, "raw")
-    os.makedirs(raw)
-    with open(os.path.join(out, "setup.txt"), "w", encoding="utf-8") as f:
-        f.write("test: ud_send_lat_2\nvariant 0: perftest\nvariant 1: fabench-once\n")
-    # Variant 1: 1 us more in the server's user space, 2 us more in the client's.
-    for r in range(2):
-        write_trace(os.path.join(raw, f"r{r}.v0.trace"), (30, 15, 8, 40, 30, 15, 8))
-        write_trace(os.path.join(raw, f"r{r}.v1.trace"), (30, 15, 9, 40, 30, 15, 10), rate=2600)
-    run = subprocess.run([sys.executable, SEGMENTS, out], capture_output=True, text=True, check=False)
-    if run.returncode != 0:
-        fail(f"segments.py failed: {run.stderr}")
-    print(run.stdout)
-    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in run.stdout.splitlines() if line.count("|") == 14]
-    want = {"0: perftest": ["40.00", "30.00", "15.00", "8.00", "40.00", "30.00", "15.00", "8.00", "106.00"],
-            "1: fabench-once": ["40.00", "30.00", "15.00", "9.00", "40.00", "30.00", "15.00", "10.00", "109.00"]}
-    seen = 0
-    label = None
-    for cells in rows[2:]:
-        label = cells[0] or label
-        if label not in want:
-            fail(f"unexpected row {cells}")
-        # 400 cycles per run less 2 x 100 at the ends, 2 runs
-        if cells[3].startswith("p") and (cells[2] != "400" or cells[1] != "2"):
-            fail(f"runs/cycles of {label}: {cells[1:3]}, want 2 / 400")
-        if cells[4:] != want[label]:
-            fail(f"{label} {cells[3]}: {cells[4:]}, want {want[label]}")
-        seen += 1
-    if seen != 8:
-        fail(f"want 4 rows per variant, got {seen}")
+    for test, rc in (("ud_send_lat_2", False), ("send_lat_4K", True)):
+        out = os.path.join(tmp, f"seg-{test}")
+        raw = os.path.join(out, "raw")
+        os.makedirs(raw)
+        with open(os.path.join(out, "setup.txt"), "w", encoding="utf-8") as f:
+            f.write(f"test: {test}\nvariant 0: perftest\nvariant 1: fabench-once\n")
+        # Variant 1: 1 us more in the server's user space, 2 us more in the client's.
+        for r in range(2):
+            write_trace(os.path.join(raw, f"r{r}.v0.trace"), (30, 15, 8, 40, 30, 15, 8), rc=rc)
+            write_trace(os.path.join(raw, f"r{r}.v1.trace"), (30, 15, 9, 40, 30, 15, 10), rate=2600, rc=rc)
+        run = subprocess.run([sys.executable, SEGMENTS, out], capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            fail(f"segments.py failed on {test}: {run.stderr}")
+        print(run.stdout)
+        rows = [[c.strip() for c in line.split("|")[1:-1]] for line in run.stdout.splitlines() if line.count("|") == 14]
+        want = {"0: perftest": ["40.00", "30.00", "15.00", "8.00", "40.00", "30.00", "15.00", "8.00", "106.00"],
+                "1: fabench-once": ["40.00", "30.00", "15.00", "9.00", "40.00", "30.00", "15.00", "10.00", "109.00"]}
+        seen = 0
+        label = None
+        for cells in rows[2:]:
+            label = cells[0] or label
+            if label not in want:
+                fail(f"{test}: unexpected row {cells}")
+            # 400 cycles per run less 2 x 100 at the ends, 2 runs
+            if cells[3].startswith("p") and (cells[2] != "400" or cells[1] != "2"):
+                fail(f"{test}: runs/cycles of {label}: {cells[1:3]}, want 2 / 400")
+            if cells[4:] != want[label]:
+                fail(f"{test}: {label} {cells[3]}: {cells[4:]}, want {want[label]}")
+            seen += 1
+        if seen != 8:
+            fail(f"{test}: want 4 rows per variant, got {seen}")
+    # The UD trace read as the RC test's: no message of 4140 B, no round trip.
+    ud = os.path.join(tmp, "seg-ud_send_lat_2")
+    with open(os.path.join(ud, "setup.txt"), "w", encoding="utf-8") as f:
+        f.write("test: send_lat_4K\nvariant 0: perftest\nvariant 1: fabench-once\n")
+    run = subprocess.run([sys.executable, SEGMENTS, ud], capture_output=True, text=True, check=False)
+    if run.returncode == 0 or "no complete round trip" not in run.stderr:
+        fail(f"a UD trace was split as an RC 4 KiB one: rc {run.returncode}, {run.stderr}")
+    # A test whose messages the wire does not tell apart (RC 2 B: as long as an ACK) is refused.
+    with open(os.path.join(ud, "setup.txt"), "w", encoding="utf-8") as f:
+        f.write("test: send_lat_2\nvariant 0: perftest\nvariant 1: fabench-once\n")
+    run = subprocess.run([sys.executable, SEGMENTS, ud], capture_output=True, text=True, check=False)
+    if run.returncode == 0 or "send_lat_2 is not one segments.py can split" not in run.stderr:
+        fail(f"send_lat_2 was accepted: rc {run.returncode}, {run.stderr}")
     # A trace without the two rate markers is an error.
-    path = os.path.join(raw, "r1.v1.trace")
+    out = os.path.join(tmp, "seg-send_lat_4K")
+    path = os.path.join(out, "raw", "r1.v1.trace")
     with open(path, encoding="utf-8") as f:
         kept = [line for line in f if "fabench-mark" not in line]
     with open(path, "w", encoding="utf-8") as f:
@@ -340,7 +366,7 @@ def segments(tmp):
     run = subprocess.run([sys.executable, SEGMENTS, out], capture_output=True, text=True, check=False)
     if run.returncode == 0 or "fabench-mark" not in run.stderr:
         fail(f"a trace without markers was accepted: rc {run.returncode}, {run.stderr}")
-    print("ok: parts of the round trip, both variants")
+    print("ok: parts of the round trip, both variants, UD and RC")
 
 
 def means(tmp):
