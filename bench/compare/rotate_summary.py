@@ -27,6 +27,12 @@ percentile, the per-boot values and the geometric mean across boots with its
 95 % interval and verdict, against variant J (default 0). With two builds of
 one source as variants (fabench-once@DIR), this says whether what a build's
 code layout does to a row holds from boot to boot.
+
+A run whose samples are not all finite is left out, with every statistic of
+that run (its round's ratios for that variant too), and named at the end:
+perftest prints "inf" for every sample when its CPU-frequency estimate
+fails ("Correlation coefficient r^2 < 0.9"), as compare.py leaves out such a
+pair. A report without any sample line is an error (no -U).
 """
 import math
 import os
@@ -41,9 +47,14 @@ QUANTILES = (0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99)
 
 
 def samples(path):
-    """The per-iteration samples (usec) of one report, in order (compare.py's reading of -U)."""
+    """The per-iteration samples (usec) of one report, in order (compare.py's reading of -U);
+    None when it has sample lines but not all of them finite (perftest's clock failed)."""
     with open(path, encoding="utf-8", errors="replace") as f:
-        return perftest_samples(f.read().splitlines())
+        lines = f.read().splitlines()
+    xs = perftest_samples(lines)
+    if not xs and any(re.match(r"\s*\d+,\s*-?(inf|nan)\s*$", line) for line in lines):
+        return None
+    return xs
 
 
 def quantile(sorted_xs, q):
@@ -65,12 +76,16 @@ def load(out):
         sys.exit(f"rotate_summary.py: no 'variant J: SPEC' line in {out}/setup.txt")
     runs = {k: {j: {} for j in variants} for k in ("median", "fast", "mean_all", "mean_t_avg")}
     pooled = {j: [] for j in variants}
+    left_out = []
     raw = os.path.join(out, "raw")
     for name in sorted(os.listdir(raw)):
         m = re.match(r"r(\d+)\.v(\d+)\.txt$", name)
         if not m or int(m.group(2)) not in variants:
             continue
         xs = samples(os.path.join(raw, name))
+        if xs is None:
+            left_out.append(f"{out}: r{m.group(1)}.v{m.group(2)} ({variants[int(m.group(2))]})")
+            continue
         if not xs:
             sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (no -U lines, or some not finite)")
         j, r, xs_sorted = int(m.group(2)), int(m.group(1)), sorted(xs)
@@ -79,7 +94,13 @@ def load(out):
         runs["mean_all"][j][r] = statistics.fmean(xs)
         runs["mean_t_avg"][j][r] = statistics.fmean(xs_sorted[:-2]) if len(xs) > 2 else statistics.fmean(xs)
         pooled[j].extend(xs)
-    return variants, runs, pooled
+    return variants, runs, pooled, left_out
+
+
+def print_left_out(left_out):
+    if left_out:
+        print(f"Left out, samples not finite (perftest's CPU-frequency estimate failed): {'; '.join(left_out)}")
+        print()
 
 
 def round_ratios(per_run, j, ref):
@@ -91,7 +112,7 @@ def boots(outs, ref):
     """Across boots: each boot's geometric mean of its per-round ratios is one sample."""
     loaded = [load(out) for out in outs]
     variants = loaded[0][0]
-    for out, (v, _, _) in zip(outs, loaded):
+    for out, (v, _, _, _) in zip(outs, loaded):
         if v != variants:
             sys.exit(f"rotate_summary.py: --boots: {out} has other variants than {outs[0]}: {v}")
     if ref not in variants:
@@ -106,7 +127,7 @@ def boots(outs, ref):
             if j == ref:
                 continue
             gms = []
-            for _, per_run, _ in loaded:
+            for _, per_run, _, _ in loaded:
                 logs = log_ratios(round_ratios(per_run[key], j, ref))
                 if logs:
                     gms.append(math.exp(statistics.fmean(logs)))
@@ -114,6 +135,7 @@ def boots(outs, ref):
             verdict = v["verdict"].replace("fabench", "variant")
             print(f"| {j}: {spec} | {', '.join(f'{g:.3f}' for g in gms)} | {fmt_interval(v)} | {verdict} |")
         print()
+    print_left_out([x for _, _, _, lo in loaded for x in lo])
     return 0
 
 
@@ -130,7 +152,7 @@ def main():
         return boots(args, ref)
     if len(args) != 1:
         sys.exit("usage: rotate_summary.py OUT | rotate_summary.py --boots [--ref J] OUT1 OUT2 ...")
-    variants, stats, pooled = load(args[0])
+    variants, stats, pooled, left_out = load(args[0])
     medians, fast, mean_all, mean_t_avg = stats["median"], stats["fast"], stats["mean_all"], stats["mean_t_avg"]
     who = "fabench" if variants[0] == "perftest" else "variant"
     for title, per_run in (("median", medians), ("5th percentile", fast), ("mean of every sample", mean_all),
@@ -162,6 +184,8 @@ def main():
         if xs:
             print(f"| {j}: {spec} | {len(xs)} | " + " | ".join(f"{quantile(xs, q):.1f}" for q in QUANTILES)
                   + f" | {quantile(xs, 0.999):.1f} | {xs[-1]:.1f} | {statistics.fmean(xs):.1f} |")
+    print()
+    print_left_out(left_out)
 
 
 if __name__ == "__main__":

@@ -260,6 +260,31 @@ def rotate(tmp):
     for a, b in zip(p0[1:], p1[1:]):
         if abs(float(b) - float(a) - 5.0) > 1e-6:
             fail(f"pooled percentiles not shifted by 5 us: {p0} {p1}")
+    # A perftest run whose CPU-frequency estimate failed prints "inf" for every sample: that
+    # run is left out (its round's ratios too) and named; the other five rounds decide.
+    with open(os.path.join(raw, "r3.v0.txt"), "w", encoding="utf-8") as f:
+        f.write(LAT_HEADER + "#, usec\n" + "".join(f"{i + 1}, inf\n" for i in range(200)) + "-" * 40 + "\n")
+    run = subprocess.run([sys.executable, ROTATE_SUMMARY, out], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"rotate_summary.py failed with one run's samples inf: {run.stderr}")
+    medians = {}  # the first ratio table's rows: runs, median over the runs, ratio, verdict
+    for line in run.stdout.splitlines():
+        if line.count("|") != 6:
+            if medians:
+                break
+            continue
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if ":" in cells[0]:
+            medians[cells[0]] = cells[1:]
+    if medians.get("0: perftest", [""])[0] != "5" or not medians.get("1: fabench", [""] * 4)[3].startswith(
+            "fabench BEHIND"):
+        fail(f"with one perftest run left out, want 5 perftest runs and the shift still BEHIND: {medians}")
+    pooled = {line.split("|")[1].strip(): line.split("|")[2].strip()
+              for line in run.stdout.splitlines() if line.count("|") == 14}
+    if pooled.get("0: perftest") != "1000" or pooled.get("1: fabench") != "1200":
+        fail(f"pooled samples with one perftest run left out: {pooled}, want 1000 / 1200")
+    if "r3.v0 (perftest)" not in run.stdout:
+        fail(f"the run left out is not named: {run.stdout}")
     # A report without samples is an error, not an empty row.
     with open(os.path.join(raw, "r0.v2.txt"), "w", encoding="utf-8") as f:
         f.write(LAT_HEADER)
