@@ -32,8 +32,11 @@ Each round trip, from the client's doorbell W0 to its next one, is split into
   cycle        W0 -> W0'  the round trip
 (to_srv and srv_rx + srv_user + to_cli + cli_rx + cli_user add up to the
 cycle; the two _sys parts lie inside to_srv and to_cli.) Printed: the 1st,
-10th and 50th percentile of each part over all cycles of a variant, and each
-part's mean over the variant's fastest 20 % of cycles.
+10th and 50th percentile of each part over all cycles of a variant, each
+part's mean over the variant's fastest 20 % of cycles and over its cycles
+between the 80th and 90th percentile (which parts a slow round trip spends
+its time in), and the task switches (sched_switch) per round trip on each
+CPU while the split round trips ran.
 """
 import bisect
 import collections
@@ -81,6 +84,8 @@ def parse(path, packet):
                     ev["R", cpu].append(ts)
             elif name == "fabench_cqpost":
                 ev["P", cpu].append(ts)
+            elif name == "sched_switch":
+                ev["S", cpu].append(ts)
             elif name == "tracing_mark_write" and rest.startswith("fabench-mark "):
                 marks.append((ts, int(rest.split()[1])))
     if len(marks) != 2 or marks[1][1] <= marks[0][1] or marks[1][0] <= marks[0][0]:
@@ -136,13 +141,23 @@ def main():
     packet = PACKET[test.group(1)]
     pooled = collections.defaultdict(list)
     runs = collections.Counter()
+    trips = collections.Counter()
+    switches = collections.Counter()
     for path in sorted(glob.glob(os.path.join(out, "raw", "r*.v*.trace"))):
         j = re.search(r"\.v(\d+)\.trace$", path).group(1)
-        c = cycles(*parse(path, packet))
+        ev, ticks_per_us = parse(path, packet)
+        c = cycles(ev, ticks_per_us)
         if not c:
             die(f"{path}: no complete round trip (was it a rotate.sh --trace run of {test.group(1)}?)")
         pooled[j] += c
         runs[j] += 1
+        # Task switches on each CPU while the split round trips ran.
+        w0s = ev["W", 0]
+        lo, hi = w0s[SKIP], w0s[len(w0s) - SKIP]
+        trips[j] += len(w0s) - 2 * SKIP
+        for cpu in (0, 1):
+            xs = ev["S", cpu]
+            switches[j, cpu] += bisect.bisect_left(xs, hi) - bisect.bisect_left(xs, lo)
     if not pooled:
         die(f"{out}/raw: no .trace files (run rotate.sh with --trace)")
     print("Round trips split at the doorbell system calls, packet arrivals and completions (us):\n")
@@ -160,6 +175,13 @@ def main():
         fast = [x for x in c if x[-1] <= cut]
         print(f"| | | {len(fast)} | fastest 20 %, mean | "
               + " | ".join(f"{sum(x[k] for x in fast) / len(fast):.2f}" for k in range(len(PARTS))) + " |")
+        lo, hi = quantile(cols[-1], 0.80), quantile(cols[-1], 0.90)
+        slow = [x for x in c if lo <= x[-1] < hi] or [x for x in c if x[-1] == lo]
+        print(f"| | | {len(slow)} | 80-90th percentile, mean | "
+              + " | ".join(f"{sum(x[k] for x in slow) / len(slow):.2f}" for k in range(len(PARTS))) + " |")
+    print("\nTask switches per round trip (sched_switch, CPU 0 / CPU 1, while the round trips above ran):\n")
+    for j in sorted(pooled, key=int):
+        print(f"- {j}: {names.get(j, '?')}: {switches[j, 0] / trips[j]:.3f} / {switches[j, 1] / trips[j]:.3f}")
 
 
 if __name__ == "__main__":

@@ -293,12 +293,12 @@ def rotate(tmp):
         fail(f"a report without samples was accepted: rc {run.returncode}, {run.stderr}")
 
 
-def write_trace(path, parts, cycles=400, rate=2000, rc=False):
+def write_trace(path, parts, cycles=400, rate=2000, rc=False, switches=0):
     """A rotate.sh --trace record: `parts` (us) = to_srv, srv_rx, srv_user, sys, to_cli, cli_rx, cli_user;
     both system calls last `sys`. `rate` TSC ticks per us. Other writes, packets and the send
     completions are there too, as in a real trace: for UD (2-byte sends, 56 B packets) inside each
     system call; for RC (4 KiB sends, 4140 B packets) with the peer's 48-byte ACK, which reaches
-    each end shortly before the peer's message."""
+    each end shortly before the peer's message. `switches`: task switches on CPU 1 per round trip."""
     to_srv, srv_rx, srv_user, sys_us, to_cli, cli_rx, cli_user = parts
     packet = 4140 if rc else 56
     lines, t = [], 1_000_000.0
@@ -326,6 +326,9 @@ def write_trace(path, parts, cycles=400, rate=2000, rc=False):
         if not rc:
             ev(1, w1 + sys_us * 0.9, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
         ev(1, w1 + sys_us, "sys_write -> 0x20")
+        for k in range(switches):
+            ev(1, w1 + sys_us + 0.1 * (k + 1), "sched_switch: prev_comm=fabench-lat prev_pid=201 prev_prio=120 "
+               "prev_state=R ==> next_comm=ksoftirqd/1 next_pid=20 next_prio=120")
         send_completion(0, r0)
         ev(0, r0, f"netif_receive_skb: dev=veth0 skbaddr=00000000deadbeef len={packet}")
         ev(0, r0 + cli_rx, "fabench_cqpost: (rxe_cq_post+0x0/0x190 [rdma_rxe])")
@@ -346,7 +349,8 @@ def segments(tmp):
         # Variant 1: 1 us more in the server's user space, 2 us more in the client's.
         for r in range(2):
             write_trace(os.path.join(raw, f"r{r}.v0.trace"), (30, 15, 8, 40, 30, 15, 8), rc=rc)
-            write_trace(os.path.join(raw, f"r{r}.v1.trace"), (30, 15, 9, 40, 30, 15, 10), rate=2600, rc=rc)
+            write_trace(os.path.join(raw, f"r{r}.v1.trace"), (30, 15, 9, 40, 30, 15, 10), rate=2600, rc=rc,
+                        switches=2)
         run = subprocess.run([sys.executable, SEGMENTS, out], capture_output=True, text=True, check=False)
         if run.returncode != 0:
             fail(f"segments.py failed on {test}: {run.stderr}")
@@ -366,8 +370,11 @@ def segments(tmp):
             if cells[4:] != want[label]:
                 fail(f"{test}: {label} {cells[3]}: {cells[4:]}, want {want[label]}")
             seen += 1
-        if seen != 8:
-            fail(f"{test}: want 4 rows per variant, got {seen}")
+        if seen != 10:
+            fail(f"{test}: want 5 rows per variant, got {seen}")
+        for line in ("- 0: perftest: 0.000 / 0.000", "- 1: fabench-once: 0.000 / 2.000"):
+            if line not in run.stdout.splitlines():
+                fail(f"{test}: no task-switch line '{line}'")
     # The UD trace read as the RC test's: no message of 4140 B, no round trip.
     ud = os.path.join(tmp, "seg-ud_send_lat_2")
     with open(os.path.join(ud, "setup.txt"), "w", encoding="utf-8") as f:
