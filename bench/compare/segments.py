@@ -36,7 +36,8 @@ cycle; the two _sys parts lie inside to_srv and to_cli.) Printed: the 1st,
 part's mean over the variant's fastest 20 % of cycles and over its cycles
 between the 80th and 90th percentile (which parts a slow round trip spends
 its time in), and the task switches (sched_switch) per round trip on each
-CPU while the split round trips ran.
+CPU while the split round trips ran, with the share of round trips during
+which either CPU switched tasks and the mean round trip with and without.
 """
 import bisect
 import collections
@@ -116,7 +117,9 @@ def cycles(ev, ticks_per_us):
         if None in (x0, r1, p1, w1, x1, r0, p0, w0n):
             continue
         ticks = [x0 - w0, r1 - w0, p1 - r1, w1 - p1, x1 - w1, r0 - w1, p0 - r0, w0n - p0, w0n - w0]
-        out.append([t / ticks_per_us for t in ticks])
+        # The last element: whether either CPU switched tasks during this round trip.
+        switched = any(bisect.bisect_left(ev["S", cpu], w0n) > bisect.bisect_left(ev["S", cpu], w0) for cpu in (0, 1))
+        out.append([t / ticks_per_us for t in ticks] + [switched])
     return out
 
 
@@ -165,23 +168,28 @@ def main():
     print("|---|---|---|---|" + "---|" * len(PARTS))
     for j in sorted(pooled, key=int):
         c = pooled[j]
-        cols = [sorted(x[k] for x in c) for k in range(len(PARTS))]
+        cols = [sorted(x[k] for x in c) for k in range(len(PARTS))]  # x[-1]: switched
         label = f"{j}: {names.get(j, '?')}"
         for q in (0.01, 0.10, 0.50):
             print(f"| {label} | {runs[j]} | {len(c)} | p{int(q * 100)} | "
                   + " | ".join(f"{quantile(col, q):.2f}" for col in cols) + " |")
             label = ""
         cut = quantile(cols[-1], 0.20)
-        fast = [x for x in c if x[-1] <= cut]
+        fast = [x for x in c if x[-2] <= cut]
         print(f"| | | {len(fast)} | fastest 20 %, mean | "
               + " | ".join(f"{sum(x[k] for x in fast) / len(fast):.2f}" for k in range(len(PARTS))) + " |")
         lo, hi = quantile(cols[-1], 0.80), quantile(cols[-1], 0.90)
-        slow = [x for x in c if lo <= x[-1] < hi] or [x for x in c if x[-1] == lo]
+        slow = [x for x in c if lo <= x[-2] < hi] or [x for x in c if x[-2] == lo]
         print(f"| | | {len(slow)} | 80-90th percentile, mean | "
               + " | ".join(f"{sum(x[k] for x in slow) / len(slow):.2f}" for k in range(len(PARTS))) + " |")
-    print("\nTask switches per round trip (sched_switch, CPU 0 / CPU 1, while the round trips above ran):\n")
+    print("\nTask switches (sched_switch) per round trip on CPU 0 / CPU 1 while the round trips above ran;")
+    print("the round trips during which either CPU switched tasks, and the mean round trip with and without:\n")
     for j in sorted(pooled, key=int):
-        print(f"- {j}: {names.get(j, '?')}: {switches[j, 0] / trips[j]:.3f} / {switches[j, 1] / trips[j]:.3f}")
+        hit = [x[-2] for x in pooled[j] if x[-1]]
+        calm = [x[-2] for x in pooled[j] if not x[-1]]
+        print(f"- {j}: {names.get(j, '?')}: {switches[j, 0] / trips[j]:.3f} / {switches[j, 1] / trips[j]:.3f}; "
+              f"{100 * len(hit) / len(pooled[j]):.2f} % of round trips, "
+              f"mean {sum(hit) / len(hit) if hit else 0:.2f} us; without: {sum(calm) / len(calm) if calm else 0:.2f} us")
 
 
 if __name__ == "__main__":

@@ -372,7 +372,8 @@ def segments(tmp):
             seen += 1
         if seen != 10:
             fail(f"{test}: want 5 rows per variant, got {seen}")
-        for line in ("- 0: perftest: 0.000 / 0.000", "- 1: fabench-once: 0.000 / 2.000"):
+        for line in ("- 0: perftest: 0.000 / 0.000; 0.00 % of round trips, mean 0.00 us; without: 106.00 us",
+                     "- 1: fabench-once: 0.000 / 2.000; 100.00 % of round trips, mean 109.00 us; without: 0.00 us"):
             if line not in run.stdout.splitlines():
                 fail(f"{test}: no task-switch line '{line}'")
     # The UD trace read as the RC test's: no message of 4140 B, no round trip.
