@@ -8,13 +8,17 @@
 # 2. Posting overhead: WRs/s at 4 KiB per WR, fabench-kv --wr-sweep against
 #    ib_write_bw -s 4096 with the same queue settings (256 WRs in flight, a
 #    signaled WR every 16), in pairs whose order alternates (A B, B A, ...);
-#    prints the median ratio.
+#    prints the median ratio. Both tools as perftest.sh runs them: SCHED_IDLE,
+#    the writer (fabench-kv rank 0, ib_write_bw's client) on CPU 0, the target
+#    on CPU 1, each device's receive processing steered to its side's CPU
+#    (--no-pin: neither, as kv.sh ran before).
 # Prints markdown tables; raw outputs go to --out.
 set -euo pipefail
 prog=kv.sh
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$here/common.sh"   # wait_listen
+. "$here/common.sh"   # wait_listen, testbed_devices, steer_rx, restore_rps
+die() { echo "$prog: error: $*" >&2; exit 2; }
 
 usage() {
   cat <<EOF
@@ -27,11 +31,12 @@ Usage: bench/compare/$prog [OPTIONS]   (inside tools/softroce-vm --wire)
                    emulation one 671 MB write made no progress for 120 s)
   --skip-efficiency  only the WR rate
   --kv-args S      extra arguments for fabench-kv in the WR-rate runs (e.g. "--spin 0")
+  --no-pin         WR rate: no SCHED_IDLE, no CPU per side, no receive steering
   --build DIR      fabench build dir (default $root/build/default)
   --out DIR        keep raw outputs there (default \$FABENCH_OUT/kv or a temp dir)
 EOF
 }
-pairs=3 wrs=32768 model=llama-3.1-70b isl=4096 eff=1 max_wr=64M build=$root/build/default out="" kv_args=""
+pairs=3 wrs=32768 model=llama-3.1-70b isl=4096 eff=1 max_wr=64M build=$root/build/default out="" kv_args="" pin=1
 while (($#)); do
   case $1 in
     --pairs) pairs=$2; shift ;;
@@ -40,6 +45,7 @@ while (($#)); do
     --isl) isl=$2; shift ;;
     --skip-efficiency) eff=0 ;;
     --kv-args) kv_args=$2; shift ;;
+    --no-pin) pin=0 ;;
     --max-wr-bytes) max_wr=$2; shift ;;
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
@@ -75,23 +81,41 @@ for b in doc["benchmarks"]:
 PY
 fi
 
+# The WR-rate pairs as perftest.sh runs its tools (see its comments): SCHED_IDLE,
+# the writer on CPU 0 and the target on CPU 1 (a fabench-kv rank on the CPU of
+# its number: RANK, set by fabench-launch), each device's receive processing on
+# its side's CPU.
+W=() T=() PIN=() setting="unpinned"
+if ((pin)); then
+  (($(nproc) >= 2)) || die "the WR rate pins its two sides to CPUs 0 and 1: needs 2 CPUs (or --no-pin)"
+  for t in taskset chrt; do command -v $t >/dev/null || die "$t is needed (or --no-pin)"; done
+  testbed_devices "--skip-efficiency"
+  trap restore_rps EXIT
+  steer_rx "$DEV0" 0
+  steer_rx "$DEV1" 1
+  W=(chrt -i 0 taskset -c 0) T=(chrt -i 0 taskset -c 1)
+  # shellcheck disable=SC2016 # $RANK and $0: the rank's shell expands them
+  PIN=(bash -c 'exec chrt -i 0 taskset -c "$RANK" "$0" "$@"')
+  setting="SCHED_IDLE, writer on CPU 0, target on CPU 1, receive steering: $RPS_DESC"
+fi
 echo "== WR rate at 4 KiB: fabench-kv --wr-sweep${kv_args:+ $kv_args} vs ib_write_bw, $pairs pairs of $wrs WRs =="
+echo "($setting)"
 isl_rate=$((wrs * 4096 / 131072))  # llama-3.1-8b: 131072 B/token
 # One pair: fabench-kv then ib_write_bw, or the other way round (the order
 # alternates, so a drift of the guest hits both alike).
 kv_rate() {  # PAIR
   # shellcheck disable=SC2086 # kv_args: split into words on purpose
-  "$LAUNCH" -n 2 --timeout 600 -- "$KV" -d rxe0,rxe1 -x 1 --timeout 60 --model llama-3.1-8b --isl "$isl_rate" \
+  "$LAUNCH" -n 2 --timeout 600 -- "${PIN[@]}" "$KV" -d rxe0,rxe1 -x 1 --timeout 60 --model llama-3.1-8b --isl "$isl_rate" \
     --wr-sweep -b 4K -e 4K --signal 16 -n 1 $kv_args \
     --benchmark_out="$out/kv-rate-$1.json" --benchmark_out_format=json >"$out/kv-rate-$1.out" 2>&1 ||
     { tail -20 "$out/kv-rate-$1.out"; echo "$prog: fabench-kv run $1 failed" >&2; exit 1; }
 }
 ib_rate() {  # PAIR
   local spid
-  timeout 300 ib_write_bw -d rxe1 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$1.out" 2>&1 &
+  timeout 300 "${T[@]}" ib_write_bw -d rxe1 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$1.out" 2>&1 &
   spid=$!
   wait_listen 18790 $spid "$out/ib-server-$1.out" || exit 1
-  timeout 300 ib_write_bw -d rxe0 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 10.50.0.2 >"$out/ib-rate-$1.out" 2>&1 ||
+  timeout 300 "${W[@]}" ib_write_bw -d rxe0 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 10.50.0.2 >"$out/ib-rate-$1.out" 2>&1 ||
     { cat "$out/ib-rate-$1.out"; echo "$prog: ib_write_bw run $1 failed" >&2; exit 1; }
   wait $spid || true
 }
