@@ -36,8 +36,9 @@ cycle; the two _sys parts lie inside to_srv and to_cli.) Printed: the 1st,
 part's mean over the variant's fastest 20 % of cycles and over its cycles
 between the 80th and 90th percentile (which parts a slow round trip spends
 its time in), and the task switches (sched_switch) per round trip on each
-CPU while the split round trips ran, with the share of round trips during
-which either CPU switched tasks and the mean round trip with and without.
+CPU while the split round trips ran (and to which tasks), with the share of
+round trips during which either CPU switched tasks and the mean round trip
+with and without.
 """
 import bisect
 import collections
@@ -87,6 +88,8 @@ def parse(path, packet):
                 ev["P", cpu].append(ts)
             elif name == "sched_switch":
                 ev["S", cpu].append(ts)
+                to = re.search(r"next_comm=(\S+)", rest)
+                ev["N", cpu].append((ts, to.group(1) if to else "?"))
             elif name == "tracing_mark_write" and rest.startswith("fabench-mark "):
                 marks.append((ts, int(rest.split()[1])))
     if len(marks) != 2 or marks[1][1] <= marks[0][1] or marks[1][0] <= marks[0][0]:
@@ -146,6 +149,7 @@ def main():
     runs = collections.Counter()
     trips = collections.Counter()
     switches = collections.Counter()
+    switched_to = collections.defaultdict(collections.Counter)  # (variant, cpu): next task's name: count
     for path in sorted(glob.glob(os.path.join(out, "raw", "r*.v*.trace"))):
         j = re.search(r"\.v(\d+)\.trace$", path).group(1)
         ev, ticks_per_us = parse(path, packet)
@@ -160,7 +164,10 @@ def main():
         trips[j] += len(w0s) - 2 * SKIP
         for cpu in (0, 1):
             xs = ev["S", cpu]
-            switches[j, cpu] += bisect.bisect_left(xs, hi) - bisect.bisect_left(xs, lo)
+            first, last = bisect.bisect_left(xs, lo), bisect.bisect_left(xs, hi)
+            switches[j, cpu] += last - first
+            for _, comm in ev["N", cpu][first:last]:
+                switched_to[j, cpu][comm] += 1
     if not pooled:
         die(f"{out}/raw: no .trace files (run rotate.sh with --trace)")
     print("Round trips split at the doorbell system calls, packet arrivals and completions (us):\n")
@@ -190,6 +197,11 @@ def main():
         print(f"- {j}: {names.get(j, '?')}: {switches[j, 0] / trips[j]:.3f} / {switches[j, 1] / trips[j]:.3f}; "
               f"{100 * len(hit) / len(pooled[j]):.2f} % of round trips, "
               f"mean {sum(hit) / len(hit) if hit else 0:.2f} us; without: {sum(calm) / len(calm) if calm else 0:.2f} us")
+        for cpu in (0, 1):
+            top = switched_to[j, cpu].most_common(3)
+            if top:
+                print(f"  - switched to on CPU {cpu}, per round trip: "
+                      + ", ".join(f"{comm} {n / trips[j]:.3f}" for comm, n in top))
 
 
 if __name__ == "__main__":

@@ -373,7 +373,8 @@ def segments(tmp):
         if seen != 10:
             fail(f"{test}: want 5 rows per variant, got {seen}")
         for line in ("- 0: perftest: 0.000 / 0.000; 0.00 % of round trips, mean 0.00 us; without: 106.00 us",
-                     "- 1: fabench-once: 0.000 / 2.000; 100.00 % of round trips, mean 109.00 us; without: 0.00 us"):
+                     "- 1: fabench-once: 0.000 / 2.000; 100.00 % of round trips, mean 109.00 us; without: 0.00 us",
+                     "  - switched to on CPU 1, per round trip: ksoftirqd/1 2.000"):
             if line not in run.stdout.splitlines():
                 fail(f"{test}: no task-switch line '{line}'")
     # The UD trace read as the RC test's: no message of 4140 B, no round trip.
