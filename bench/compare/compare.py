@@ -66,8 +66,9 @@ def pair_numbers(raw, name):
                    if fn.startswith(name + ".") and fn.split(".")[1].isdigit()})
 
 
-def samples(lines):
-    """The per-iteration samples of a perftest report printed with -U (the "N, usec" lines)."""
+def sample_values(lines):
+    """Every value of a perftest report's -U lines (the "N, usec" lines), finite or not
+    (perftest prints inf when its CPU-frequency estimate failed)."""
     out, on = [], False
     for line in lines:
         if line.startswith("#, usec"):
@@ -78,6 +79,12 @@ def samples(lines):
             if not m:
                 break
             out.append(float(m.group(1)))
+    return out
+
+
+def samples(lines):
+    """The per-iteration samples of a perftest report printed with -U; none unless all are finite."""
+    out = sample_values(lines)
     return out if out and all(math.isfinite(x) for x in out) else []
 
 

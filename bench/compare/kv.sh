@@ -84,12 +84,13 @@ fi
 # The WR-rate pairs as perftest.sh runs its tools (see its comments): SCHED_IDLE,
 # the writer on CPU 0 and the target on CPU 1 (a fabench-kv rank on the CPU of
 # its number: RANK, set by fabench-launch), each device's receive processing on
-# its side's CPU.
+# its side's CPU. The devices, the server's address and the GID index: the test
+# bed's (testbed_devices, common.sh).
+testbed_devices "--skip-efficiency"
 W=() T=() PIN=() setting="unpinned"
 if ((pin)); then
   (($(nproc) >= 2)) || die "the WR rate pins its two sides to CPUs 0 and 1: needs 2 CPUs (or --no-pin)"
   for t in taskset chrt; do command -v $t >/dev/null || die "$t is needed (or --no-pin)"; done
-  testbed_devices "--skip-efficiency"
   trap restore_rps EXIT
   steer_rx "$DEV0" 0
   steer_rx "$DEV1" 1
@@ -105,17 +106,17 @@ isl_rate=$((wrs * 4096 / 131072))  # llama-3.1-8b: 131072 B/token
 # alternates, so a drift of the guest hits both alike).
 kv_rate() {  # PAIR
   # shellcheck disable=SC2086 # kv_args: split into words on purpose
-  "$LAUNCH" -n 2 --timeout 600 -- "${PIN[@]}" "$KV" -d rxe0,rxe1 -x 1 --timeout 60 --model llama-3.1-8b --isl "$isl_rate" \
+  "$LAUNCH" -n 2 --timeout 600 -- "${PIN[@]}" "$KV" -d "$DEV0,$DEV1" -x "$GID" --timeout 60 --model llama-3.1-8b --isl "$isl_rate" \
     --wr-sweep -b 4K -e 4K --signal 16 -n 1 $kv_args \
     --benchmark_out="$out/kv-rate-$1.json" --benchmark_out_format=json >"$out/kv-rate-$1.out" 2>&1 ||
     { tail -20 "$out/kv-rate-$1.out"; echo "$prog: fabench-kv run $1 failed" >&2; exit 1; }
 }
 ib_rate() {  # PAIR
   local spid
-  timeout 300 "${T[@]}" ib_write_bw -d rxe1 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$1.out" 2>&1 &
+  timeout 300 "${T[@]}" ib_write_bw -d "$DEV1" -x "$GID" -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 >"$out/ib-server-$1.out" 2>&1 &
   spid=$!
   wait_listen 18790 $spid "$out/ib-server-$1.out" || exit 1
-  timeout 300 "${W[@]}" ib_write_bw -d rxe0 -x 1 -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 10.50.0.2 >"$out/ib-rate-$1.out" 2>&1 ||
+  timeout 300 "${W[@]}" ib_write_bw -d "$DEV0" -x "$GID" -s 4096 -t 256 -Q 16 -n "$wrs" -p 18790 "$IP1" >"$out/ib-rate-$1.out" 2>&1 ||
     { cat "$out/ib-rate-$1.out"; echo "$prog: ib_write_bw run $1 failed" >&2; exit 1; }
   wait $spid || true
 }

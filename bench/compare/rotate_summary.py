@@ -41,7 +41,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import fmt_interval, log_ratios, pair_verdict, samples as perftest_samples  # noqa: E402
+from compare import fmt_interval, log_ratios, pair_verdict, sample_values  # noqa: E402
 
 QUANTILES = (0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99)
 
@@ -50,11 +50,8 @@ def samples(path):
     """The per-iteration samples (usec) of one report, in order (compare.py's reading of -U);
     None when it has sample lines but not all of them finite (perftest's clock failed)."""
     with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    xs = perftest_samples(lines)
-    if not xs and any(re.match(r"\s*\d+,\s*-?(inf|nan)\s*$", line) for line in lines):
-        return None
-    return xs
+        xs = sample_values(f.read().splitlines())
+    return xs if all(math.isfinite(x) for x in xs) else None
 
 
 def quantile(sorted_xs, q):
@@ -87,7 +84,7 @@ def load(out):
             left_out.append(f"{out}: r{m.group(1)}.v{m.group(2)} ({variants[int(m.group(2))]})")
             continue
         if not xs:
-            sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (no -U lines, or some not finite)")
+            sys.exit(f"rotate_summary.py: {raw}/{name} has no samples (no -U lines)")
         j, r, xs_sorted = int(m.group(2)), int(m.group(1)), sorted(xs)
         runs["median"][j][r] = statistics.median(xs)
         runs["fast"][j][r] = quantile(xs_sorted, 0.05)  # the 5th percentile
