@@ -17,7 +17,7 @@ if(FABENCH_SANITIZE)
 endif()
 
 # The asan preset builds at -O0: its tree is a large share of CI's CPU time,
-# and -O0 cuts its compile time by a third (docs/reliability.md). The code
+# and -O0 cuts its compile time by a third (docs/design/reliability.md). The code
 # the unit tests spend their time in (the collective schedules and
 # reductions, the acceptance schedules, the token bucket, the tests that
 # drive them and Catch2's runtime) gets FABENCH_HOT_OPT (-O1 there), so the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault matrix (docs/fault-matrix.md), run inside the Soft-RoCE guest by
+# The fault matrix (docs/design/fault-matrix.md), run inside the Soft-RoCE guest by
 # tools/fault-matrix: fabench-lat and fabench-bw between rxe0 and rxe1 over
 # the veth wire, with one fault per case, and what each end must do about it.
 #

@@ -44,7 +44,7 @@ listening() {
 
 # The long matrices run whole with FABENCH_MATRIX=full (tools/test
 # --full-matrix); by default (CI) a subset that still covers every kind of
-# case. Their full results: docs/reliability.md.
+# case. Their full results: docs/results/reliability.md.
 full_matrix() { [[ ${FABENCH_MATRIX:-ci} == full ]]; }
 ok() { echo "ok: $*"; }
 

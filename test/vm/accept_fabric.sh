@@ -12,7 +12,7 @@
 # per matrix, the culprit marked and nothing else (ACCEPT_SHOT_DIR=DIR keeps screenshots).
 # ACCEPT_REPEAT=N runs the link and node cases N times each (default 1) and checks every run:
 # netem's loss is random and iproute2 6.1's netem takes no seed, so repetition is what shows
-# that the verdict does not depend on the draw (docs/accept.md has a recorded run).
+# that the verdict does not depend on the draw (docs/results/accept.md has a recorded run).
 # The thresholds are absolute (--port-gbps 0.1 --min-bw-fraction 0.1: 10 Mb/s per direction)
 # because 4 nodes give 6 pairs, fewer than the fleet rule's 8, and the TCG guest's healthy
 # pairs run at 20-450 Mb/s; the faults cut a path to 2 Mb/s or lose 10 % of its packets.

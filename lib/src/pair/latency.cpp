@@ -41,7 +41,7 @@ using verbs::QueuePair;
 // iteration runs through one compact stretch of code instead of jumping
 // between run_latency's 9 KiB and out-of-line helpers. Measured in the test
 // bed, where every extra jump target and code page costs time in the kernel's
-// work too (docs/performance.md, "Where the ping-pong time goes").
+// work too (docs/design/perftest-parity.md, "Code layout of the latency engines").
 
 // How many signaled sends a ping-pong leaves outstanding when it goes on to
 // wait for the peer. RC (tx depth >= 2): one; its completion comes with the
@@ -51,7 +51,7 @@ using verbs::QueuePair;
 // the packet is sent); waited for at once, as perftest waits for every
 // latency send's completion, that work most likely overlaps the message's
 // flight instead of landing after the reply. Measured in the test bed, not
-// traced (docs/performance.md, "Verdicts with a 95 % interval").
+// traced (docs/design/perftest-parity.md, "Send completions and receives in the latency loops").
 std::uint64_t signaled_to_keep(const TestSpec& spec) noexcept {
   return spec.tx_depth >= 2 && spec.transport == IBV_QPT_RC ? 1 : 0;
 }

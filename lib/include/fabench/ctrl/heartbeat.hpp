@@ -56,7 +56,7 @@ class Heartbeat {
 // it measures: once a process has a second thread, glibc takes its
 // cancellable path for every system call (a software RDMA provider's
 // doorbell is one per post) and the kernel looks up files with a reference
-// count (docs/performance.md, "Where the ping-pong time goes"). A failed
+// count (docs/design/perftest-parity.md, "Single-threaded ends"). A failed
 // send stops the beats quietly (the owner meets the failure at its next
 // exchange). Not thread-safe: the owner's thread alone sends on the channel.
 class Pulse {

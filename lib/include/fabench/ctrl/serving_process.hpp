@@ -5,7 +5,7 @@
 // path for every system call, and the kernel looks its files up with a
 // reference count; a child forked from it keeps the first. A software RDMA
 // provider (rxe) makes one system call per post, so a timed loop in such a
-// process is slower (docs/performance.md, "A single-threaded server"). A
+// process is slower (docs/design/perftest-parity.md, "Single-threaded ends"). A
 // pair server needs threads (handshakes beside the client it serves, "busy"
 // told at once), so its clients are served elsewhere:
 //  - the constructor forks a *spawner* (call it while this process has one
