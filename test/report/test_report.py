@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of tools/fabench-report (host only, no RDMA). Registered with ctest by
-test/report/CMakeLists.txt (label unit):
+"""Tests of tools/fabench-report and its package tools/fabench_report (host only, no RDMA).
+Registered with ctest by test/report/CMakeLists.txt (label unit):
 
   test_report.py golden CASE        structure of CASE's fixtures == golden/CASE.json
   test_report.py bad-input          bad files: one error line, exit 2, no traceback
@@ -19,6 +19,19 @@ test/report/CMakeLists.txt (label unit):
   test_report.py accept-page JSON N CULPRITS [SCREENSHOT]
                                     a real fabench-accept report of N nodes (vm:accept_fabric)
                                     in headless Chromium: N x N cells, CULPRITS marked, no other
+  test_report.py version            -V/--version print fabench's version (CMakeLists.txt's)
+  test_report.py installed          the shim and the package laid out as CMake installs them
+                                    (PREFIX/bin, PREFIX/share/fabench/python): found, VERSION read
+  test_report.py mismatch           runs of different devices, link rates and hosts: one warning
+                                    line on stderr and a banner; same fabric, different mode: none
+  test_report.py units              the units box names only what the page draws
+  test_report.py legend             latency percentiles that meet (p99 = p99.9 = max): each legend
+                                    entry's colour still drawn inside the axes
+  test_report.py axes               every y axis of the fixtures' plots has at least 3 labelled ticks
+  test_report.py gbjson             the Google Benchmark JSON reader (fabench_report.gbjson)
+  test_report.py mismatch-browser   headless Chromium: the banner shows for a different-device
+                                    comparison and not for a same-device one; the latency axes
+                                    have at least 3 labelled ticks
   test_report.py update             rewrite golden/*.json from the fixtures
 
 Exit 0 pass, 1 fail, 77 skip (no chromium).
@@ -38,6 +51,7 @@ from html.parser import HTMLParser
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TOOL = os.path.join(ROOT, "tools", "fabench-report")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 FIX = os.path.join(HERE, "fixtures")
 GOLDEN = os.path.join(HERE, "golden")
 
@@ -394,6 +408,9 @@ def check_page(label, page, tmp, want_plots, screenshot=None, extra=(), got_dom=
         if (g["points"], g["tooltips"], g["failed"], g["lines"]) != (n, n, nf, n_lines(want)):
             problems.append(f"{label}: {pid}: {g['points']} points ({g['tooltips']} with a tooltip, {g['failed']} "
                             f"failed), {g['lines']} lines; expected {n} ({nf} failed), {n_lines(want)} lines")
+        if len(g["yticks"]) < 3:
+            problems.append(f"{label}: {pid}: {len(g['yticks'])} labelled y ticks in the page ({g['yticks']}), "
+                            "expected at least 3")
         if want["x_scale"] == "category" and g["xticks"] != want["categories"]:
             problems.append(f"{label}: {pid}: x tick labels {g['xticks']}, expected {want['categories']}")
         for k in ("title", "x_label", "y_label"):
@@ -702,6 +719,344 @@ def accept_page(data, n, expect, screenshot=None):
                f"'{expect}' marked and no other")
     return done()
 
+# ---- version, installed layout
+
+def cmake_version():
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        return re.search(r"project\(fabench VERSION ([^ )]+)", f.read()).group(1)
+
+
+def version_flag():
+    want = cmake_version()
+    for flag in ("-V", "--version"):
+        r = tool(flag)
+        if r.returncode != 0 or r.stdout.strip() != want or r.stderr:
+            fail(f"{flag}: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}; expected {want!r}")
+        else:
+            ok(f"{flag}: {want} (CMakeLists.txt's PROJECT_VERSION)")
+    return done()
+
+
+def installed():
+    """The layout of CMakeLists.txt's install rules, copied by hand: the shim in PREFIX/bin, the
+    package and its VERSION in PREFIX/share/fabench/python; run through a symlink too."""
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "prefix")
+        os.makedirs(os.path.join(prefix, "bin"))
+        shutil.copy(TOOL, os.path.join(prefix, "bin", "fabench-report"))
+        pkg = os.path.join(prefix, "share", "fabench", "python", "fabench_report")
+        shutil.copytree(os.path.join(ROOT, "tools", "fabench_report"), pkg,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        with open(os.path.join(pkg, "VERSION"), "w") as f:
+            f.write("9.8.7-installed\n")
+        link = os.path.join(tmp, "elsewhere", "fr")
+        os.makedirs(os.path.dirname(link))
+        os.symlink(os.path.join(prefix, "bin", "fabench-report"), link)
+        for shim in (os.path.join(prefix, "bin", "fabench-report"), link):
+            r = subprocess.run([sys.executable, shim, "--version"], capture_output=True, text=True, timeout=60)
+            if r.returncode != 0 or r.stdout.strip() != "9.8.7-installed":
+                fail(f"installed {shim}: exit {r.returncode}, {r.stdout!r} {r.stderr!r}")
+                continue
+            st = os.path.join(tmp, "s.json")
+            r = subprocess.run([sys.executable, shim, os.path.join(FIX, "lat.json"), "--structure", st],
+                               capture_output=True, text=True, timeout=120)
+            if r.returncode != 0 or not os.path.exists(st):
+                fail(f"installed {shim}: a report: exit {r.returncode}: {r.stderr}")
+            else:
+                ok(f"installed, run as {os.path.relpath(shim, tmp)}: the package found, VERSION read, report written")
+        # Without the package the shim says where it looked: one line, exit 1.
+        shutil.rmtree(os.path.join(prefix, "share"))
+        r = subprocess.run([sys.executable, link, "-V"], capture_output=True, text=True, timeout=60)
+        if r.returncode != 1 or "package is neither in" not in r.stderr or "Traceback" in r.stderr:
+            fail(f"no package: exit {r.returncode}: {r.stderr}")
+        else:
+            ok(f"no package: {r.stderr.strip()}")
+    return done()
+
+
+# ---- comparisons across fabrics
+
+def other_fabric(tmp, name="lat_other.json", **changes):
+    """lat.json as if run on another fabric: its context changed."""
+    with open(os.path.join(FIX, "lat.json")) as f:
+        doc = json.load(f)
+    doc["context"].update(changes)
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+OTHER = {"device": "mlx5_0", "port_rate_Gbps": "400", "host": "nodeB"}
+
+
+def mismatch():
+    with tempfile.TemporaryDirectory() as tmp:
+        other = other_fabric(tmp, **OTHER)
+        for files, want in (([os.path.join(FIX, "lat.json"), other], ["device", "link rate", "host"]),
+                            ([os.path.join(FIX, "lat.json"), os.path.join(FIX, "lat_cs.json")], [])):
+            page, st = os.path.join(tmp, "r.html"), os.path.join(tmp, "s.json")
+            r = tool(*files, "-o", page, "--structure", st)
+            if r.returncode != 0:
+                fail(f"{files}: exit {r.returncode}: {r.stderr}")
+                continue
+            warnings = [line for line in r.stderr.splitlines() if "warning:" in line]
+            with open(st) as f:
+                cmp = next(s for s in json.load(f)["sections"] if s["id"] == "cmp-lat")
+            with open(page, encoding="utf-8") as f:
+                text = f.read()
+            banner = re.search(r"<div class='banner' id='fr-mismatch' role='alert' data-fields='([^']*)'>", text)
+            label = " + ".join(os.path.basename(x) for x in files)
+            if not want:
+                if warnings or banner or "mismatch" in cmp:
+                    fail(f"{label}: same fabric, yet warned: {warnings}, banner {bool(banner)}, {cmp.get('mismatch')}")
+                else:
+                    ok(f"{label}: same device, link rate and host (mode differs): no warning, no banner")
+                continue
+            if len(warnings) != 1 or not all(w in warnings[0] for w in want) or "mlx5_0" not in warnings[0]:
+                fail(f"{label}: expected one warning line naming {want} and mlx5_0: {r.stderr}")
+            elif not banner or banner.group(1).split(",") != want:
+                fail(f"{label}: the page's banner: {banner.group(0) if banner else 'none'}; expected fields {want}")
+            elif cmp.get("mismatch") != {"run 2": want}:
+                fail(f"{label}: structure mismatch {cmp.get('mismatch')}, expected {{'run 2': {want}}}")
+            elif f"id='fr-mismatch-cmp-lat-run2'" not in text:
+                fail(f"{label}: no banner in the comparison section")
+            else:
+                ok(f"{label}: {warnings[0]}")
+                ok(f"{label}: banner on top (fields {banner.group(1)}) and in the comparison section")
+    return done()
+
+
+# ---- units box
+
+def units_box(files, tmp):
+    page = os.path.join(tmp, "u.html")
+    r = tool(*files, "-o", page, cwd=FIX)
+    if r.returncode != 0:
+        fail(f"{files}: exit {r.returncode}: {r.stderr}")
+        return ""
+    with open(page, encoding="utf-8") as f:
+        m = re.search(r"<div class='units'>(.*?)</div>", f.read(), re.S)
+    return m.group(1) if m else ""
+
+
+def units():
+    cases = [
+        # files, what the box must say, what it must not
+        (["lat.json"], ["µs", "RTT/2", "KiB"], ["Gb/s", "GB/s", "msg/s", "WR/s", "hatched", "Dotted", "Dashed",
+                                                 "Red ×"]),
+        (["bw.json", "bibw.json"], ["Gb/s", "M msg/s", "link rate", "Red ×"],
+         ["GB/s", "WR/s", "µs", "RTT", "hatched", "Dotted", "ratio 1"]),
+        (["kv_layouts_1.json", "kv_layouts_2.json", "kv_sweep.json"],
+         ["GB/s", "M WR/s", "hatched", "Dotted", "100 %", "ratio 1"], ["Gb/s", "msg/s", "RTT"]),
+        (["synthetic_accept_4.json"], ["Gb/s", "µs"], ["GB/s", "msg/s", "WR/s", "hatched", "Dotted", "Dashed"]),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for files, must, must_not in cases:
+            box = units_box(files, tmp)
+            missing = [w for w in must if w not in box]
+            extra = [w for w in must_not if w in box]
+            if missing or extra:
+                fail(f"{files}: units box lacks {missing}, has {extra}: {box}")
+            else:
+                ok(f"{' + '.join(files)}: units box names {must}, not {must_not}")
+    return done()
+
+
+# ---- what the plots draw (matplotlib, through the package)
+
+def lat_doc_meeting():
+    """lat.json with p99 = p99.9 = max in every benchmark (a short run's tail)."""
+    with open(os.path.join(FIX, "lat.json")) as f:
+        doc = json.load(f)
+    for b in doc["benchmarks"]:
+        if "max_us" in b:
+            b["p99_us"] = b["p99.9_us"] = b["max_us"]
+    return doc
+
+
+def colour_visible(renderer, plot):
+    """{series name: pixels of its colour inside the axes}, from the figure drawn by Agg."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    fig, _ = renderer.figure(plot)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    img = np.asarray(canvas.buffer_rgba())[:, :, :3].astype(int)
+    ax = fig.axes[0]
+    x0, y0, x1, y1 = ax.bbox.extents  # pixels, from the bottom
+    h = img.shape[0]
+    crop = img[int(h - y1) + 2:int(h - y0) - 2, int(x0) + 2:int(x1) - 2]
+    out = {}
+    for s in plot.series:
+        rgb = np.array([round(c * 255) for c in renderer.color(s.color)[:3]])
+        out[s.name] = int((np.abs(crop - rgb).sum(axis=2) < 40).sum())
+    return out
+
+
+def legend():
+    from fabench_report import gbjson, lat
+    from fabench_report.load import RunFile, group_runs
+    from fabench_report.render import Renderer
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "lat_meet.json")
+        with open(path, "w") as f:
+            json.dump(lat_doc_meeting(), f)
+        rf = RunFile(path, gbjson.read(path))
+    runs = group_runs([rf])["lat"]
+    sec = lat.lat_section(runs, "lat", "Latency")
+    r = Renderer()
+    for plot in sec.plots:
+        seen = colour_visible(r, plot)
+        hidden = [n for n, px in seen.items() if px < 15]
+        if hidden:
+            fail(f"{plot.id}: legend entries not visible in the plot: {hidden} ({seen})")
+        else:
+            ok(f"{plot.id}: p99 = p99.9 = max, and every legend entry shows (pixels of its colour: {seen})")
+    # The control: the same plots with one look for all (the look before) hide some.
+    plot = sec.plots[0]
+    for s in plot.series:
+        s.style = {}
+    seen = colour_visible(r, plot)
+    if all(px >= 15 for px in seen.values()):
+        fail(f"control: without the percentiles' own looks every series still shows ({seen}): the check is blind")
+    else:
+        ok(f"control: one look for all hides {[n for n, px in seen.items() if px < 15]}")
+    return done()
+
+
+def axes():
+    """Every plot of the fixtures: a log y axis labels at least 3 ticks (or the plot is linear)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        got = structure("all", tmp)
+    from fabench_report import gbjson  # noqa: F401  (the package imports)
+    from fabench_report.model import log_ticks
+    for lo, hi, want in ((11, 14, [10, 20]), (3.1, 480, [2, 5, 10, 20, 50, 100, 200, 500]),
+                         (0.004, 0.0049, [0.002, 0.005]), (20, 20, [20]), (0.5, 1e6, [0.1, 1, 10, 100, 1e3, 1e4, 1e5, 1e6])):
+        t = log_ticks(lo, hi)
+        if [round(x, 12) for x in t] != want:
+            fail(f"log_ticks({lo}, {hi}) = {t}, expected {want}")
+    n = 0
+    for s in got["sections"]:
+        for p in s["plots"]:
+            n += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        r = tool(*CASES["all"], "--svg", tmp, cwd=FIX)
+        if r.returncode != 0:
+            fail(f"exit {r.returncode}: {r.stderr}")
+            return done()
+        import xml.etree.ElementTree as ET
+        ns = "{http://www.w3.org/2000/svg}"
+        for name in sorted(os.listdir(tmp)):
+            root = ET.parse(os.path.join(tmp, name)).getroot()
+            labels = []
+            for g in root.iter(f"{ns}g"):
+                if re.match(r".*-ytick_\d+$", g.get("id", "")):
+                    labels += [x.text.strip() for x in g.iter(f"{ns}text") if x.text and x.text.strip()]
+            if len(labels) < 3:
+                fail(f"{name}: {len(labels)} labelled y ticks: {labels}")
+        if not failures:
+            ok(f"{n} plots, each y axis with at least 3 labelled ticks; log_ticks at 1-2-5")
+    return done()
+
+
+# ---- the Google Benchmark JSON reader
+
+def gbjson_reader():
+    from fabench_report import gbjson
+    doc = gbjson.read(os.path.join(FIX, "bw_failed.json"))
+    its = gbjson.iterations(doc)
+    bad = [b for b in its if gbjson.failed(b)]
+    if (len(its), len(bad)) != (4, 2) or not all(gbjson.error(b) for b in bad):
+        fail(f"bw_failed.json: {len(its)} runs, {len(bad)} failed; expected 4 and 2 with messages")
+    benches = gbjson.benchmarks(doc)
+    if [b.key for b in benches][:1] != ["write_bw/rc/4096"] or sum(b.failed for b in benches) != 2:
+        fail(f"bw_failed.json: benchmarks {[(b.key, b.failed) for b in benches]}")
+    if gbjson.base_name("allreduce/ring/f32/4096/iterations:20/manual_time") != "allreduce/ring/f32/4096":
+        fail("base_name keeps Google Benchmark's suffixes")
+    # Repetitions: the median of the good ones; aggregates only: the median aggregate.
+    rep = {"context": {}, "benchmarks": [
+        {"name": "x/1/repeats:3", "run_name": "x/1", "run_type": "iteration", "v": 1.0},
+        {"name": "x/1/repeats:3", "run_name": "x/1", "run_type": "iteration", "v": 5.0},
+        {"name": "x/1/repeats:3", "run_name": "x/1", "run_type": "iteration", "v": 3.0},
+        {"name": "x/1/repeats:3", "run_name": "x/1", "run_type": "iteration", "error_occurred": True,
+         "error_message": "peer gone"},
+        {"name": "y/2_median", "run_name": "y/2", "run_type": "aggregate", "aggregate_name": "median", "v": 7.0},
+        {"name": "y/2_mean", "run_name": "y/2", "run_type": "aggregate", "aggregate_name": "mean", "v": 9.0}]}
+    got = {b.key: (b.counters.get("v"), b.ok_reps, b.errors) for b in gbjson.benchmarks(rep)}
+    if got != {"x/1": (3.0, 3, ["peer gone"]), "y/2": (7.0, 1, [])}:
+        fail(f"repetitions and aggregates: {got}")
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [("empty.json", "", "not JSON (empty file)"), ("list.json", "[1]", "not Google Benchmark output"),
+                 ("nameless.json", '{"benchmarks": [{}]}', "benchmark #1 has no name"),
+                 ("cut.json", '{"benchmarks": [', "not JSON (line 1, column 17")]
+        for name, text, want in cases:
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            try:
+                gbjson.read(path)
+                fail(f"{name}: read without an error")
+            except gbjson.GBJsonError as e:
+                if str(e) != f"{path}: {want}" and not str(e).startswith(f"{path}: {want}"):
+                    fail(f"{name}: {e}; expected '{want}'")
+        # A run's stdout: log lines, then the JSON (coll.sh reads fabench-coll's so).
+        logged = os.path.join(tmp, "logged.json")
+        with open(os.path.join(FIX, "lat.json")) as f:
+            lat_text = f.read()
+        with open(logged, "w") as f:
+            f.write("[info] rank 0 of 2\n" + lat_text)
+        if len(gbjson.iterations(gbjson.read(logged, skip_leading=True))) != 25:
+            fail("skip_leading: the JSON after log lines not read")
+        # The command line: name and the counters asked for, a line per run.
+        r = subprocess.run([sys.executable, "-m", "fabench_report.gbjson", "--counter", "p50_us", "-"],
+                           input=lat_text, capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools")))
+        lines = r.stdout.splitlines()
+        if r.returncode != 0 or len(lines) != 25 or lines[0] != "write_lat/rc/2/iterations:300/manual_time\t41.83":
+            fail(f"python3 -m fabench_report.gbjson: exit {r.returncode}, {lines[:2]}, {r.stderr}")
+    if not failures:
+        ok("gbjson: iterations, failures, medians over repetitions, aggregates, one-line errors, log lines, CLI")
+    return done()
+
+
+def mismatch_browser(artifacts):
+    """In Chromium: the different-device comparison shows its banner (visible, naming the device),
+    the same-device one none; the latency plots label at least 3 y ticks (check_page)."""
+    if not chromium():
+        print("SKIP: no chromium (tools/install-deps installs it)")
+        return 77
+    os.makedirs(artifacts, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        other = other_fabric(tmp, **OTHER)
+        for name, files, want in (("mismatch.html", [os.path.join(FIX, "lat.json"), other], True),
+                                  ("same_fabric.html", [os.path.join(FIX, "lat.json"),
+                                                        os.path.join(FIX, "lat_cs.json")], False)):
+            page, st = os.path.join(artifacts, name), os.path.join(tmp, name + ".json")
+            r = tool(*files, "-o", page, "--structure", st)
+            if r.returncode != 0:
+                fail(f"{name}: exit {r.returncode}: {r.stderr}")
+                continue
+            with open(st) as f:
+                plots = {p["id"]: p for s in json.load(f)["sections"] for p in s["plots"]}
+            got = []
+            shot = os.path.join(artifacts, name.replace(".html", ".png"))
+            problems = check_page(name, page, tmp, plots, screenshot=shot if want else None, got_dom=got)
+            for msg in problems:
+                fail(msg)
+            banners = (got[1] or {}).get("banners", []) if len(got) > 1 else []
+            top = [b for b in banners if b["id"] == "fr-mismatch"]
+            if want and not (top and top[0]["visible"] and "device" in top[0]["fields"] and "mlx5_0" in top[0]["text"]):
+                fail(f"{name}: no visible banner naming the device: {banners}")
+            elif not want and banners:
+                fail(f"{name}: banners on a same-fabric comparison: {banners}")
+            elif not problems:
+                lat_ticks = {pid: len(p["yticks"]) for pid, p in
+                             {p["id"]: p for p in got[1]["plots"]}.items() if pid.startswith("lat-")}
+                ok(f"{name}: {'banner shown: ' + top[0]['text'][:120] if want else 'no banner'}; latency plots' "
+                   f"labelled y ticks {lat_ticks}")
+    return done()
+
 
 def main(argv):
     if not argv:
@@ -727,6 +1082,12 @@ def main(argv):
         return accept_page(argv[1], int(argv[2]), argv[3], os.path.abspath(argv[4]) if len(argv) == 5 else None)
     if cmd == "update":
         return update()
+    simple = {"version": version_flag, "installed": installed, "mismatch": mismatch, "units": units,
+              "legend": legend, "axes": axes, "gbjson": gbjson_reader}
+    if cmd in simple and len(argv) == 1:
+        return simple[cmd]()
+    if cmd == "mismatch-browser" and len(argv) == 2:
+        return mismatch_browser(os.path.abspath(argv[1]))
     print(__doc__)
     return 2
 
