@@ -7,9 +7,10 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py boots        --boots: each boot's geometric mean is one sample
   test_compare.py means        "mean": every sample of both tools (perftest's -U list), else mean/t_avg
   test_compare.py counters     the event-counter table from perftest.sh's .ctr files
-  test_compare.py rotate       rotate_summary.py: per-round ratios and pooled percentiles
+  test_compare.py rotate       bench/investigations/rotate_summary.py: per-round ratios and pooled percentiles
   test_compare.py rotate_boots rotate_summary.py --boots: a rotation across boots
-  test_compare.py segments     segments.py: a traced round trip (UD 2 B, RC 4 KiB) split into its parts
+  test_compare.py segments     bench/investigations/segments.py: a traced round trip (UD 2 B, RC 4 KiB) split
+                               into its parts
   test_compare.py callgrind    callgrind_summary.py: per-iteration instructions, sorting apart
 """
 import json
@@ -20,8 +21,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMPARE = os.path.join(HERE, "..", "..", "bench", "compare", "compare.py")
-ROTATE_SUMMARY = os.path.join(HERE, "..", "..", "bench", "compare", "rotate_summary.py")
-SEGMENTS = os.path.join(HERE, "..", "..", "bench", "compare", "segments.py")
+ROTATE_SUMMARY = os.path.join(HERE, "..", "..", "bench", "investigations", "rotate_summary.py")
+SEGMENTS = os.path.join(HERE, "..", "..", "bench", "investigations", "segments.py")
 CALLGRIND_SUMMARY = os.path.join(HERE, "..", "..", "bench", "compare", "callgrind_summary.py")
 
 LAT_HEADER = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "

@@ -40,7 +40,8 @@ import re
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# compare.py (bench/compare, maintained): the verdict rule and perftest's -U lines.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "compare"))
 from compare import fmt_interval, log_ratios, pair_verdict, sample_values  # noqa: E402
 
 QUANTILES = (0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99)

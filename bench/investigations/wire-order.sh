@@ -6,14 +6,14 @@
 # duplicates, the requester's sequence NAKs and retries, and the packets the
 # kernel dropped (softnet_stat): a gap with no drop is a reordering. Inside the
 # Soft-RoCE VM:
-#   tools/softroce-vm --wire -- bench/compare/wire-order.sh [--rounds N] [--runs R]
+#   tools/softroce-vm --wire -- bench/investigations/wire-order.sh [--rounds N] [--runs R]
 set -euo pipefail
 prog=wire-order.sh
-. "$(dirname "$0")/common.sh"   # wait_listen
+. "$(dirname "$0")/../compare/common.sh"   # wait_listen
 
 usage() {
   cat <<EOF
-Usage: bench/compare/$prog [--rounds N] [--runs R] [--size BYTES] [--iters N] [--build DIR]
+Usage: bench/investigations/$prog [--rounds N] [--runs R] [--size BYTES] [--iters N] [--build DIR]
   --rounds N    rounds; each runs every setting once, in alternating order (default 2)
   --runs R      fabench-bw runs per setting and round (default 10)
   --size BYTES  message size (default 65536)

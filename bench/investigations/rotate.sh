@@ -21,16 +21,16 @@
 # Runs INSIDE the Soft-RoCE test bed, like perftest.sh (same devices, pinning,
 # SCHED_IDLE and receive steering), e.g.
 #   tools/softroce-vm --wire --timeout 1200 --out /tmp/rot -- \
-#       bench/compare/rotate.sh --build build/default --test ud_send_lat_2 --rounds 16 \
+#       bench/investigations/rotate.sh --build build/default --test ud_send_lat_2 --rounds 16 \
 #       perftest fabench fabench-once
 set -euo pipefail
 
 prog=rotate.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/common.sh"   # wait_listen, testbed_devices, steer_rx, restore_rps, lat_test_args
+. "$here/../compare/common.sh"   # wait_listen, testbed_devices, steer_rx, restore_rps, lat_test_args
 usage() {
   cat <<EOF
-Usage: bench/compare/$prog [OPTIONS] --test TEST VARIANT...
+Usage: bench/investigations/$prog [OPTIONS] --test TEST VARIANT...
 
 VARIANT (the first is the reference of the ratios):
   perftest[:ARGS]       the perftest tool of TEST, a fresh server per run

@@ -3,13 +3,13 @@
 # while it runs, then prints the veth pair's packet and drop counts: where a
 # run's packets went (retransmissions, duplicates, drops on the wire). Inside
 # the Soft-RoCE VM:
-#   tools/softroce-vm --wire -- bench/compare/rxe-counters.sh -- CMD [ARGS...]
+#   tools/softroce-vm --wire -- bench/investigations/rxe-counters.sh -- CMD [ARGS...]
 set -euo pipefail
 prog=rxe-counters.sh
 
 usage() {
   cat <<EOF
-Usage: bench/compare/$prog [--every S] [--devices LIST] [--links LIST] -- CMD [ARGS...]
+Usage: bench/investigations/$prog [--every S] [--devices LIST] [--links LIST] -- CMD [ARGS...]
   --every S       seconds between samples (default 20)
   --devices LIST  rxe devices to sample (default rxe0,rxe1)
   --links LIST    network interfaces whose counters are printed at the end

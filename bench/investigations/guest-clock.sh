@@ -4,7 +4,7 @@
 # and times under each: 200 starts of /bin/true, 100 000 clock_gettime calls
 # from Python, and a set of rxe tests (ctest). The TSC is a choice only when
 # the kernel trusts it: tools/softroce-vm boots TCG guests with tsc=reliable.
-#   tools/softroce-vm --wire -- bench/compare/guest-clock.sh [--rounds N]
+#   tools/softroce-vm --wire -- bench/investigations/guest-clock.sh [--rounds N]
 # --latency times 2 B RDMA write latency instead: fabench-lat's p50 and
 # ib_write_lat's t_typical (one-way, µs), once each under each clocksource
 # (2000 iterations; client on CPU 0, server on CPU 1, SCHED_IDLE, as
@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=2 regex='rxe:(bench_reversed|bench_token)$' build=$root/build/default latency=0
 usage() {
   cat <<EOF2
-Usage: bench/compare/$prog [--rounds N] [-R REGEX | --latency] [--build DIR]   (inside tools/softroce-vm --wire)
+Usage: bench/investigations/$prog [--rounds N] [-R REGEX | --latency] [--build DIR]   (inside tools/softroce-vm --wire)
   --rounds N   hpet, tsc pairs (default $rounds)
   -R REGEX     the rxe tests timed (default '$regex')
   --latency    2 B write latency of fabench-lat and ib_write_lat instead of
@@ -47,10 +47,7 @@ costs() {
   local log t_true t_clock t_tests passed rc=0
   log=$(mktemp)
   t_true=$({ time (for _ in {1..200}; do /bin/true; done); } 2>&1)
-  t_clock=$(/usr/bin/python3 -c 'import time
-t = time.perf_counter()
-for _ in range(100000): time.clock_gettime(time.CLOCK_MONOTONIC)
-print("%.3f" % (time.perf_counter() - t))')
+  t_clock=$(/usr/bin/python3 "$root/bench/investigations/clock_reads.py" 100000)
   t_tests=$({ time (ctest --test-dir "$build" -L rxe -R "$regex" >"$log" 2>&1 || echo FAILED >>"$log"); } 2>&1)
   passed=$(grep -oE "[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+" "$log" || echo "no ctest summary")
   grep -q FAILED "$log" && rc=1
@@ -66,8 +63,8 @@ latency() {
   srv=$!
   wait_listen "$port" $srv /dev/null || { kill $srv 2>/dev/null; return 1; }
   f=$(taskset -c 0 chrt -i 0 "$lat" -d rxe0 -x 1 -p "$port" 10.50.0.2 -I 0 --op write -s 2 -n 2000 --timeout 20 \
-    --benchmark_format=json 2>/dev/null | python3 -c 'import json, sys
-print(" ".join("%.1f" % b["p50_us"] for b in json.load(sys.stdin)["benchmarks"]))') || { f=failed rc=1; }
+    --benchmark_format=json 2>/dev/null | PYTHONPATH="$root/tools" python3 -m fabench_report.gbjson --counter p50_us - |
+    awk -F'\t' '{ printf "%s%.1f", (NR > 1 ? " " : ""), $2 }') || { f=failed rc=1; }
   kill "$srv" 2>/dev/null || true
   wait "$srv" 2>/dev/null || true
   timeout 60 taskset -c 1 chrt -i 0 ib_write_lat -d rxe1 -x 1 -s 2 -n 2000 -p $((port + 1)) >/dev/null 2>&1 &
