@@ -55,10 +55,14 @@ for a in "${pt_args[@]}"; do
 done
 mkdir -p "$out"
 # The scripts each boot runs, copied once: editing the checkout during a
-# series changes nothing in it.
+# series changes nothing in it. The checkout's layout is kept: compare.py reads
+# fabench's JSON through tools/fabench_report/gbjson.py, found from its own path.
 rm -rf "$out/scripts"
-cp -r "$here" "$out/scripts"
-vm=$out/scripts/softroce-vm
+mkdir -p "$out/scripts/bench" "$out/scripts/tools"
+cp -r "$here" "$out/scripts/bench/compare"
+cp -r "$root/tools/fabench_report" "$out/scripts/tools/fabench_report"
+scripts=$out/scripts/bench/compare
+vm=$out/scripts/tools/softroce-vm
 cp "$root/tools/softroce-vm" "$vm"
 
 done_outs=()
@@ -71,7 +75,7 @@ for ((k = 1; k <= boots; k++)); do
   # $FABENCH_OUT is the guest's; it is expanded there, by bash -c.
   # shellcheck disable=SC2016
   flock /tmp/fabench-vm.lock "$vm" --wire --mem "$mem" --timeout "$boot_timeout" --out "$b" -- \
-    bash -c '"$0" --build "$1" "${@:2}" --out "$FABENCH_OUT/all"' "$out/scripts/perftest.sh" "$build" "${pt_args[@]}" \
+    bash -c '"$0" --build "$1" "${@:2}" --out "$FABENCH_OUT/all"' "$scripts/perftest.sh" "$build" "${pt_args[@]}" \
     >"$b/log" 2>&1 || rc=$?
   if ((rc == 0)) && [[ -r $b/all/summary.json ]]; then
     done_outs+=("$b/all")
@@ -81,4 +85,4 @@ for ((k = 1; k <= boots; k++)); do
   fi
 done
 ((${#done_outs[@]} >= 2)) || die "fewer than 2 boots finished; nothing to compare"
-python3 "$out/scripts/compare.py" --margin "$margin" --boots "${done_outs[@]}" | tee "$out/boots.md"
+python3 "$scripts/compare.py" --margin "$margin" --boots "${done_outs[@]}" | tee "$out/boots.md"

@@ -58,6 +58,11 @@ import re
 import statistics
 import sys
 
+# fabench's one reader of Google Benchmark JSON (tools/fabench_report/gbjson.py; boots.sh copies
+# it with these scripts, in the same layout).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "tools"))
+from fabench_report import gbjson  # noqa: E402
+
 NUM = re.compile(r"^\s*\d+\s+\d+(\s+[-+0-9.eE]+)+\s*$")
 
 
@@ -116,12 +121,12 @@ def perftest_result(path, kind):
 
 
 def fabench_result(path, kind):
+    """The numbers of fabench's one benchmark in a run's JSON; None when it did not run cleanly."""
     try:
-        doc = json.load(open(path, encoding="utf-8"))
-    except (OSError, ValueError):
+        runs = gbjson.iterations(gbjson.read(path))
+    except gbjson.GBJsonError:
         return None
-    runs = [b for b in doc.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
-    if len(runs) != 1 or runs[0].get("error_occurred") or runs[0].get("wrong", 0) != 0:
+    if len(runs) != 1 or gbjson.failed(runs[0]) or runs[0].get("wrong", 0) != 0:
         return None
     b = runs[0]
     if kind == "lat":

@@ -69,16 +69,7 @@ if ((eff)); then
     --benchmark_filter='contiguous|/frag0/|/frag1\+unmerged/' \
     --benchmark_out="$out/efficiency.json" --benchmark_out_format=json >"$out/efficiency.out" 2>&1 ||
     { tail -20 "$out/efficiency.out"; echo "$prog: efficiency run failed" >&2; exit 1; }
-  "$PY" - "$out/efficiency.json" <<'PY'
-import json, sys
-doc = json.load(open(sys.argv[1]))
-print("| benchmark | WRs/request | GB/s | transfer ms (p50) | efficiency | wrong |")
-print("|---|---:|---:|---:|---:|---:|")
-for b in doc["benchmarks"]:
-    name = b["name"].split("/iterations")[0]
-    print(f"| {name} | {b['wrs_per_request']:.0f} | {b['GBps']:.4f} | {b['p50_us']/1e3:.0f} | "
-          f"{b.get('efficiency', float('nan')):.2f} | {b['wrong']:.0f} |")
-PY
+  "$PY" "$here/kv_tables.py" efficiency "$out/efficiency.json"
 fi
 
 # The WR-rate pairs as perftest.sh runs its tools (see its comments): SCHED_IDLE,
@@ -123,21 +114,4 @@ ib_rate() {  # PAIR
 for p in $(seq "$pairs"); do
   if ((p % 2)); then kv_rate "$p"; ib_rate "$p"; else ib_rate "$p"; kv_rate "$p"; fi
 done
-"$PY" - "$out" "$pairs" <<'PY'
-import json, statistics, sys
-out, pairs = sys.argv[1], int(sys.argv[2])
-kv, ib = [], []
-for p in range(1, pairs + 1):
-    b = json.load(open(f"{out}/kv-rate-{p}.json"))["benchmarks"][0]
-    if b.get("error_occurred") or b["wrong"] != 0:
-        sys.exit(f"fabench-kv run {p}: {b.get('error_message', 'wrong pages')}")
-    kv.append(b["wr_rate"])
-    rows = [l.split() for l in open(f"{out}/ib-rate-{p}.out") if l.split() and l.split()[0] == "4096"]
-    ib.append(float(rows[-1][4]) * 1e6)  # MsgRate[Mpps]
-ratios = [k / i for k, i in zip(kv, ib)]
-print("| pair | fabench-kv WRs/s | ib_write_bw msgs/s | ratio |")
-print("|---:|---:|---:|---:|")
-for p, (k, i, r) in enumerate(zip(kv, ib, ratios), 1):
-    print(f"| {p} | {k:,.0f} | {i:,.0f} | {r:.3f} |")
-print(f"| median | {statistics.median(kv):,.0f} | {statistics.median(ib):,.0f} | {statistics.median(ratios):.3f} |")
-PY
+"$PY" "$here/kv_tables.py" rate "$out" "$pairs"

@@ -12,6 +12,9 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py segments     bench/investigations/segments.py: a traced round trip (UD 2 B, RC 4 KiB) split
                                into its parts
   test_compare.py callgrind    callgrind_summary.py: per-iteration instructions, sorting apart
+  test_compare.py coll         coll.sh's coll_rows.py (mpi_coll lines, fabench-coll JSON after log lines,
+                               a failed benchmark) and coll_table.py (medians, ratios to MPI and the link)
+  test_compare.py kv           kv.sh's kv_tables.py: the efficiency table and the WR-rate pairs
 """
 import json
 import os
@@ -24,6 +27,10 @@ COMPARE = os.path.join(HERE, "..", "..", "bench", "compare", "compare.py")
 ROTATE_SUMMARY = os.path.join(HERE, "..", "..", "bench", "investigations", "rotate_summary.py")
 SEGMENTS = os.path.join(HERE, "..", "..", "bench", "investigations", "segments.py")
 CALLGRIND_SUMMARY = os.path.join(HERE, "..", "..", "bench", "compare", "callgrind_summary.py")
+COLL_ROWS = os.path.join(HERE, "..", "..", "bench", "compare", "coll_rows.py")
+COLL_TABLE = os.path.join(HERE, "..", "..", "bench", "compare", "coll_table.py")
+KV_TABLES = os.path.join(HERE, "..", "..", "bench", "compare", "kv_tables.py")
+FIXTURES = os.path.join(HERE, "..", "report", "fixtures")
 
 LAT_HEADER = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
               "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n")
@@ -561,8 +568,85 @@ def rotate_boots(tmp):
     print("ok: rotations across boots, per variant, against any variant")
 
 
+def coll(tmp):
+    """coll.sh's rows and table, without MPI or a test bed."""
+    mpi = os.path.join(tmp, "mpi.out")
+    with open(mpi, "w", encoding="utf-8") as f:
+        f.write("mpi_coll: 4 ranks\n")
+        for size, busbw in ((4096, 0.010), (65536, 0.020)):
+            f.write(json.dumps({"coll": "allreduce", "ranks": 4, "bytes": size, "busbw_GBps": busbw, "wrong": 0}) + "\n")
+        f.write('{"coll": "allreduce", "ranks": 4, "byt\n')  # cut short by a timeout
+    fab = os.path.join(tmp, "fabench.json")
+    with open(os.path.join(FIXTURES, "coll.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    with open(fab, "w", encoding="utf-8") as f:
+        f.write("[rank 0] connected\n" + json.dumps(doc))
+    results = os.path.join(tmp, "results.tsv")
+    with open(results, "w", encoding="utf-8") as out:
+        r1 = subprocess.run([sys.executable, COLL_ROWS, "mpi", "1", "mpi-ucx", mpi], stdout=out, text=True,
+                            stderr=subprocess.PIPE, check=False)
+        r2 = subprocess.run([sys.executable, COLL_ROWS, "fabench", "1", "4", fab], stdout=out, text=True,
+                            stderr=subprocess.PIPE, check=False)
+        out.write("1\tib_write_bw\tlink\t-\t2\t67108864\t0.050000\t0\n")
+    rows = [line.split("\t") for line in open(results, encoding="utf-8").read().splitlines()]
+    fab_rows = [r for r in rows if r[1] == "fabench"]
+    if r1.returncode or r2.returncode or len([r for r in rows if r[1] == "mpi-ucx"]) != 2 or \
+            len(fab_rows) != len([b for b in doc["benchmarks"] if not b.get("error_occurred")]):
+        fail(f"coll_rows.py: rc {r1.returncode}/{r2.returncode} ({r2.stderr}), rows {rows}")
+    if fab_rows[0][:6] != ["1", "fabench", "ring", "allreduce", "4", "4096"]:
+        fail(f"coll_rows.py: first fabench row {fab_rows[0]}")
+    doc["benchmarks"][0].update(error_occurred=True, error_message="peer gone")
+    with open(fab, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    r = subprocess.run([sys.executable, COLL_ROWS, "fabench", "1", "4", fab], capture_output=True, text=True,
+                       check=False)
+    if r.returncode != 3 or "peer gone" not in r.stderr:
+        fail(f"coll_rows.py with a failed benchmark: rc {r.returncode}, {r.stderr}")
+    with open(fab, "w", encoding="utf-8") as f:
+        f.write("fabench-coll: error: no RDMA device\n")
+    r = subprocess.run([sys.executable, COLL_ROWS, "fabench", "1", "4", fab], capture_output=True, text=True,
+                       check=False)
+    if r.returncode != 2 or "not JSON" not in r.stderr or "Traceback" in r.stderr:
+        fail(f"coll_rows.py without JSON: rc {r.returncode}, {r.stderr}")
+    r = subprocess.run([sys.executable, COLL_TABLE, results, "1", "ucx", "1"], capture_output=True, text=True,
+                       check=False)
+    want = "| 4096 | 0.01 | "
+    if r.returncode or "### allreduce, 4 ranks" not in r.stdout or want not in r.stdout or \
+            "Link ceiling: ib_write_bw rxe0 -> rxe1, 64 MiB, 0.05 GB/s" not in r.stdout:
+        fail(f"coll_table.py: rc {r.returncode}: {r.stdout} {r.stderr}")
+    print("ok: coll.sh's rows (MPI lines, fabench-coll JSON after log lines, failures) and its table")
+
+
+def kv(tmp):
+    """kv.sh's tables from its outputs (the fixtures are kv.sh's own files)."""
+    r = subprocess.run([sys.executable, KV_TABLES, "efficiency", os.path.join(FIXTURES, "kv.json")],
+                       capture_output=True, text=True, check=False)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("| kv/")]
+    if r.returncode or len(lines) != 6 or not lines[0].startswith("| kv/llama-3.1-70b/contiguous/push/isl4096/tp1-1 | 20 |"):
+        fail(f"kv_tables.py efficiency: rc {r.returncode}: {r.stdout} {r.stderr}")
+    out = os.path.join(tmp, "kvout")
+    os.makedirs(out)
+    for p in (1, 2):
+        with open(os.path.join(FIXTURES, f"kv_rate_{p}.json"), encoding="utf-8") as f:
+            text = f.read()
+        with open(os.path.join(out, f"kv-rate-{p}.json"), "w", encoding="utf-8") as f:
+            f.write(text)
+        with open(os.path.join(out, f"ib-rate-{p}.out"), "w", encoding="utf-8") as f:
+            f.write(BW_HEADER + f" 4096       32768          0.50               0.17             {0.004 * p:.6f}\n")
+    r = subprocess.run([sys.executable, KV_TABLES, "rate", out, "2"], capture_output=True, text=True, check=False)
+    kv_rates = [json.load(open(os.path.join(out, f"kv-rate-{p}.json")))["benchmarks"][0]["wr_rate"] for p in (1, 2)]
+    want = f"| 1 | {kv_rates[0]:,.0f} | 4,000 | {kv_rates[0] / 4000:.3f} |"
+    if r.returncode or want not in r.stdout or "| median |" not in r.stdout:
+        fail(f"kv_tables.py rate: rc {r.returncode}, expected {want!r}: {r.stdout} {r.stderr}")
+    os.remove(os.path.join(out, "kv-rate-2.json"))
+    r = subprocess.run([sys.executable, KV_TABLES, "rate", out, "2"], capture_output=True, text=True, check=False)
+    if r.returncode == 0 or "cannot read" not in r.stderr or "Traceback" in r.stderr:
+        fail(f"kv_tables.py rate without a run's JSON: rc {r.returncode}, {r.stderr}")
+    print("ok: kv.sh's efficiency table and WR-rate pairs")
+
+
 def main():
-    tests = {"verdicts": verdicts, "decided": decided, "boots": boots, "means": means, "counters": counters,
+    tests = {"coll": coll, "kv": kv, "verdicts": verdicts, "decided": decided, "boots": boots, "means": means, "counters": counters,
              "rotate": rotate, "rotate_boots": rotate_boots, "segments": segments, "callgrind": callgrind}
     if len(sys.argv) != 2 or sys.argv[1] not in tests:
         sys.exit(__doc__)

@@ -12,9 +12,13 @@ regular expression per expected benchmark, matched in order. Exit 1 with one
 FAIL line per problem.
 """
 import argparse
-import json
+import os
 import re
 import sys
+
+# fabench's one reader of Google Benchmark JSON.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "tools"))
+from fabench_report import gbjson  # noqa: E402
 
 
 def keys(text):
@@ -35,16 +39,16 @@ def main():
     ap.add_argument("--names", default="")
     a = ap.parse_args()
     try:
-        doc = json.load(open(a.file))
-    except (OSError, ValueError) as e:
-        print(f"FAIL: {a.file}: {e}")
+        doc = gbjson.read(a.file)
+    except gbjson.GBJsonError as e:
+        print(f"FAIL: {e}")
         return 1
-    runs = [b for b in doc.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+    runs = gbjson.iterations(doc)
     bad = []
     for b in runs:
         name = b["name"]
-        if b.get("error_occurred"):
-            bad.append(f"{name}: {b.get('error_message')}")
+        if gbjson.failed(b):
+            bad.append(f"{name}: {gbjson.error(b)}")
             continue
         if a.iterations is not None and b["iterations"] != a.iterations:
             bad.append(f"{name}: {b['iterations']} iterations, expected {a.iterations}")
@@ -72,7 +76,7 @@ def main():
             if i >= len(runs) or not re.search(pat, runs[i]["name"]):
                 got = runs[i]["name"] if i < len(runs) else "nothing"
                 bad.append(f"benchmark {i}: expected a name matching {pat!r}, got {got}")
-    ctx = doc.get("context", {})
+    ctx = doc["context"]
     for k in keys(a.context):
         if k not in ctx:
             bad.append(f"context lacks {k}")
