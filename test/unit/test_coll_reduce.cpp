@@ -226,28 +226,32 @@ TEST_CASE("coll: float to bf16 and f16 matches the reference on a million random
   }
 }
 
-TEST_CASE("coll: reduce matches the double reference for every type and op, any length", "[coll][reduce]") {
-  std::mt19937 rng(1234);
-  for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
-    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
-      for (std::size_t n : {0, 1, 31, 32, 33, 95, 1000, 20000}) {
-        const auto d_bits = random_patterns(t, n, rng);
-        auto s_bits = random_patterns(t, n, rng);
-        // Pair each dst with a nearby src half of the time (the generator pairs within a vector).
-        for (std::size_t i = 0; i + 1 < n; i += 4) s_bits[i] = d_bits[i + 1];
-        std::vector<std::byte> dst = encode(t, d_bits);
-        const std::vector<std::byte> src = encode(t, s_bits);
-        reduce(t, op, dst.data(), src.data(), n);
-        std::size_t bad = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-          if (!reference_matches(t, op, d_bits[i], s_bits[i], bits_at(t, dst, i))) {
-            if (bad++ == 0) {
-              UNSCOPED_INFO(dtype_name(t) << " " << reduce_op_name(op) << " n=" << n << " i=" << i << ": 0x" << std::hex
-                                          << d_bits[i] << " op 0x" << s_bits[i] << " gave 0x" << bits_at(t, dst, i));
+TEST_CASE("coll: reduce matches the double reference for every type and op, any length, on every path",
+          "[coll][reduce]") {
+  for (const ReducePath path : available_reduce_paths()) {
+    std::mt19937 rng(1234);
+    for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
+        for (std::size_t n : {0, 1, 31, 32, 33, 95, 1000, 20000}) {
+          const auto d_bits = random_patterns(t, n, rng);
+          auto s_bits = random_patterns(t, n, rng);
+          // Pair each dst with a nearby src half of the time (the generator pairs within a vector).
+          for (std::size_t i = 0; i + 1 < n; i += 4) s_bits[i] = d_bits[i + 1];
+          std::vector<std::byte> dst = encode(t, d_bits);
+          const std::vector<std::byte> src = encode(t, s_bits);
+          reduce_on(path, t, op, dst.data(), src.data(), n);
+          std::size_t bad = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            if (!reference_matches(t, op, d_bits[i], s_bits[i], bits_at(t, dst, i))) {
+              if (bad++ == 0) {
+                UNSCOPED_INFO(reduce_path_name(path)
+                              << " " << dtype_name(t) << " " << reduce_op_name(op) << " n=" << n << " i=" << i << ": 0x"
+                              << std::hex << d_bits[i] << " op 0x" << s_bits[i] << " gave 0x" << bits_at(t, dst, i));
+              }
             }
           }
+          CHECK(bad == 0);
         }
-        CHECK(bad == 0);
       }
     }
   }

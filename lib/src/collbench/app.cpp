@@ -8,6 +8,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "fabench/coll/reduce.hpp"
 #include "fabench/collbench/cli.hpp"
 #include "fabench/collbench/roles.hpp"
 #include "fabench/harness/cli.hpp"
@@ -42,6 +43,9 @@ int run(Cli& c, const std::vector<CollSpec>& specs) {
                specs.size());
   if (!leader) return follow(session);
   harness::add_fabric_context(ctx, "coll");
+  // Which reduction kernels ran (coll/reduce.hpp): a bf16 all-reduce's busbw depends on it.
+  benchmark::AddCustomContext("reduce_path", std::string(coll::reduce_path_name(coll::active_reduce_path())));
+  if (!coll::reduce_path_note().empty()) spdlog::warn("{}", coll::reduce_path_note());
   world::add_world_context(boot, so.spin_before_yield, so.qp_timeout);
   benchmark::AddCustomContext("bandwidth_unit",
                               "GBps = 1e9 bytes/s; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (others)");

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace fabench::coll {
 
@@ -29,10 +30,34 @@ enum class ReduceOp : std::uint8_t { kSum, kMin, kMax };
 [[nodiscard]] std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 [[nodiscard]] std::string_view reduce_op_name(ReduceOp op);
 
-// dst[i] = dst[i] op src[i] for i < count elements of type t. dst and src must not overlap and
-// must be aligned to the element size (schedule offsets are multiples of it). Plain loops in
-// fixed-size blocks, which GCC vectorises at -O2 for all nine type/op pairs (SSE2 and up).
+// The implementations of reduce(), chosen at run time by what the CPU has (docs/design/reductions.md).
+// Every path gives bit-identical results to kPortable on every input (test_coll_reduce_paths.cpp):
+//   kPortable    plain loops in fixed-size blocks, vectorised by the compiler for the build's
+//                baseline (SSE2 on x86-64); what every architecture compiles
+//   kAvx2        AVX2 + F16C: f16 through the hardware conversions, bf16 by integer rounding
+//   kAvx512      AVX-512F/BW: as kAvx2 at twice the width
+//   kAvx512Bf16  kAvx512, bf16 rounded by AVX-512 BF16's vcvtne2ps2bf16 (subnormals fixed up)
+//   kAvx512Fp16  kAvx512Bf16, f16 sum/min/max in AVX-512 FP16 arithmetic
+enum class ReducePath : std::uint8_t { kPortable, kAvx2, kAvx512, kAvx512Bf16, kAvx512Fp16 };
+inline constexpr std::size_t kReducePathCount = 5;
+[[nodiscard]] std::string_view reduce_path_name(ReducePath p);
+[[nodiscard]] std::optional<ReducePath> parse_reduce_path(std::string_view name);
+// What this build compiled and this CPU (CPUID, and the OS's saved register state) can run.
+[[nodiscard]] bool reduce_path_available(ReducePath p);
+// The paths available here, portable first, best last.
+[[nodiscard]] std::vector<ReducePath> available_reduce_paths();
+// The path reduce() uses: the best available, unless FABENCH_REDUCE_PATH names another (an
+// unavailable or unknown name falls back to the best and is reported by reduce_path_note()).
+[[nodiscard]] ReducePath active_reduce_path();
+// Why FABENCH_REDUCE_PATH was not honoured ("" when it was or is unset).
+[[nodiscard]] std::string_view reduce_path_note();
+
+// dst[i] = dst[i] op src[i] for i < count elements of type t, on active_reduce_path(). dst and
+// src must not overlap and must be aligned to the element size (schedule offsets are multiples
+// of it).
 void reduce(DType t, ReduceOp op, std::byte* dst, const std::byte* src, std::size_t count);
+// The same on a given path (which must be available).
+void reduce_on(ReducePath path, DType t, ReduceOp op, std::byte* dst, const std::byte* src, std::size_t count);
 
 // Bit patterns of the half-precision types (IEEE binary16; bfloat16 = the top half of a float).
 [[nodiscard]] float bf16_to_float(std::uint16_t h);
