@@ -3,7 +3,8 @@
 # compare.py --boots over them. One boot is one sample: the guest's speed and
 # the tool it happens to favour move from boot to boot by more than a boot's
 # own interval, so only a series of boots can show a row at parity (see
-# docs/performance.md, "Across boots"). Runs on the host (it boots the guests):
+# docs/design/perftest-parity.md, "The statistic and the verdicts"). Runs on
+# the host (it boots the guests):
 #   bench/compare/boots.sh --boots 8 --out /tmp/boots -- --tests all --pairs 4
 # Boot k's results land in OUT/boot<k>/all; a boot that fails is named and
 # left out; the table covers the boots that finished.

@@ -24,7 +24,7 @@ start_server "$BW" 18711 "$WORK/server.log" --timeout 20
 # turns on Receive Packet Steering: without it, on a host busy compiling, one
 # clean run in about 20 saw an out-of-sequence request with nothing dropped
 # (packets of one QP overtaking each other between two CPUs' backlogs; CI of
-# af61467 failed here so; bench/compare/wire-order.sh, docs/testbed.md).
+# af61467 failed here so; bench/investigations/wire-order.sh, docs/testbed.md).
 N=500 SIZE=65536
 timeout 120 "$BW" -d "$DEV0" -p 18711 "$IP1" -s $SIZE -n $N --timeout 20 -u 20 \
   --benchmark_out="$WORK/bw.json" --benchmark_out_format=json >"$WORK/bw.out" 2>&1 ||
