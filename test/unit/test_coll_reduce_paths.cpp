@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -161,8 +162,11 @@ TEST_CASE("coll: the reduction paths offered are what /proc/cpuinfo says the CPU
   CHECK(reduce_path_available(ReducePath::kAvx512) == avx512);
   CHECK(reduce_path_available(ReducePath::kAvx512Bf16) == bf16);
   CHECK(reduce_path_available(ReducePath::kAvx512Fp16) == fp16);
-  // With FABENCH_REDUCE_PATH unset, reduce() runs the best of them.
-  if (std::getenv("FABENCH_REDUCE_PATH") == nullptr) CHECK(active_reduce_path() == available_reduce_paths().back());
+  // With FABENCH_REDUCE_PATH unset, reduce() runs the best of them (the FP16 path on request only).
+  const ReducePath best = bf16 ? ReducePath::kAvx512Bf16
+                               : (avx512 ? ReducePath::kAvx512 : (avx2 ? ReducePath::kAvx2 : ReducePath::kPortable));
+  CHECK(default_reduce_path() == best);
+  if (std::getenv("FABENCH_REDUCE_PATH") == nullptr) CHECK(active_reduce_path() == best);
   UNSCOPED_INFO("paths here: " << available_reduce_paths().size() << ", active "
                                << reduce_path_name(active_reduce_path()));
 #endif

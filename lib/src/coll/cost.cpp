@@ -1,6 +1,11 @@
 #include "fabench/coll/cost.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <algorithm>
 #include <bit>
 #include <limits>
 #include <stdexcept>
@@ -72,6 +77,41 @@ Algorithm choose_auto(Collective c, std::uint32_t nranks, std::uint64_t bytes, c
     if (predict_seconds(c, a, nranks, bytes, params) <= best * (1.0 + kAutoTieFraction)) return a;
   }
   return algos.front();
+}
+
+HostRates calibrate_host(std::uint64_t bytes, double seconds_each) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::byte> a(bytes), b(bytes);
+  // Finite values of every type (1.0 in f32 halves, bf16 and f16 alike: 0x3c00 0x3f80 are normal).
+  for (std::size_t i = 0; i + 4 <= bytes; i += 4) {
+    const std::uint32_t v = 0x3f803c00u;
+    std::memcpy(&a[i], &v, 4);
+    std::memcpy(&b[i], &v, 4);
+  }
+  // The best of repeated runs for about seconds_each: the rate the host can give, not a
+  // moment's interference.
+  const auto best_rate = [&](auto&& body) {
+    double best = 0;
+    const auto stop = Clock::now() + std::chrono::duration<double>(seconds_each);
+    int runs = 0;
+    while (runs < 2 || (Clock::now() < stop && runs < 1000)) {
+      const auto t0 = Clock::now();
+      body();
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (s > 0) best = std::max(best, static_cast<double>(bytes) / s);
+      ++runs;
+    }
+    return best;
+  };
+  HostRates r;
+  for (const DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
+    // min keeps the values as they are, so every repetition reduces the same numbers; sum and
+    // min run the same loads, conversions and stores.
+    r.reduce_bytes_per_s[static_cast<int>(t)] =
+        best_rate([&] { reduce(t, ReduceOp::kMin, a.data(), b.data(), bytes / dtype_size(t)); });
+  }
+  r.copy_bytes_per_s = best_rate([&] { std::memcpy(a.data(), b.data(), bytes); });
+  return r;
 }
 
 }  // namespace fabench::coll

@@ -1,6 +1,8 @@
 #include "fabench/collbench/app.hpp"
 
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <benchmark/benchmark.h>
@@ -8,6 +10,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "fabench/coll/cost.hpp"
 #include "fabench/coll/reduce.hpp"
 #include "fabench/collbench/cli.hpp"
 #include "fabench/collbench/roles.hpp"
@@ -21,32 +24,70 @@ namespace {
 
 using harness::UsageError;
 
+// alpha from --alpha-us (else the transport's default), beta from the port's rate (RDMA) or the
+// calibrated copy rate (shm: a write is a copy).
+coll::CostParams cost_params(const Cli& c, bool shm, double rate_gbps, const coll::HostRates& rates) {
+  coll::CostParams p;
+  p.alpha_s = (c.alpha_us >= 0 ? c.alpha_us : (shm ? 1.0 : 10.0)) * 1e-6;
+  if (shm) {
+    p.beta_s_per_byte = rates.copy_s_per_byte();
+  } else {
+    p.beta_s_per_byte = rate_gbps > 0 ? 8.0 / (rate_gbps * 1e9) : 1e-9;
+  }
+  return p;
+}
+
+void add_cost_context(const coll::CostParams& p, const coll::HostRates& r) {
+  benchmark::AddCustomContext(
+      "cost_model",
+      fmt::format("alpha {:.3g} us; beta {:.3g} GB/s; gamma (calibrated, sum on {}) f32 {:.3g}, bf16 {:.3g}, "
+                  "f16 {:.3g} GB/s; copies {:.3g} GB/s",
+                  p.alpha_s * 1e6, p.beta_s_per_byte > 0 ? 1e-9 / p.beta_s_per_byte : 0,
+                  coll::reduce_path_name(coll::active_reduce_path()), r.reduce_bytes_per_s[0] / 1e9,
+                  r.reduce_bytes_per_s[1] / 1e9, r.reduce_bytes_per_s[2] / 1e9, r.copy_bytes_per_s / 1e9));
+}
+
 int run(Cli& c, const std::vector<CollSpec>& specs) {
+  const TransportKind transport = transport_of(c);
+  const bool shm = transport == TransportKind::kShm;
   auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
   const bool leader = boot.rank() == 0;
   if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::off);
   std::string names;
   for (const auto& s : specs) names += s.name() + ";";
   world::require_same_benchmarks(boot, names);
-  const harness::Context ctx(world::context_for_rank(c.dev, boot.rank()));
+  // The shared-memory transport opens no device.
+  std::optional<harness::Context> ctx;
+  if (!shm) ctx.emplace(world::context_for_rank(c.dev, boot.rank()));
   SessionOptions so;
+  so.transport = transport;
+  so.reduce_threads = c.reduce_threads;
   so.timeout = c.dev.timeout();
   so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
   so.pipeline_chunks = c.pipeline;
   so.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
-  so.cost.alpha_s = c.alpha_us * 1e-6;
-  so.cost.beta_s_per_byte = ctx.port().rate_gbps > 0 ? 8.0 / (ctx.port().rate_gbps * 1e9) : 1e-9;
-  so.cost.gamma_s_per_byte = 0.25e-9;
-  Session session(boot, ctx, specs, so);
+  if (leader) {
+    so.rates = coll::calibrate_host();
+    so.cost = cost_params(c, shm, ctx ? ctx->port().rate_gbps : 0, so.rates);
+  }
+  Session session(boot, ctx ? &*ctx : nullptr, specs, so);
   spdlog::info("rank {} of {} on {}: world up ({} peers, {} MiB arena), {} benchmark(s) to run", boot.rank(),
-               boot.size(), ctx.device().name(), session.world().peers().size(), session.world().arena().length() >> 20,
-               specs.size());
+               boot.size(), ctx ? ctx->device().name() : std::string("shared memory"), session.peer_count(),
+               session.arena_bytes() >> 20, specs.size());
   if (!leader) return follow(session);
-  harness::add_fabric_context(ctx, "coll");
+  if (ctx) {
+    harness::add_fabric_context(*ctx, "coll");
+  } else {
+    harness::add_host_context("coll");
+  }
+  benchmark::AddCustomContext("transport", shm ? "shm" : "rdma");
+  world::add_world_context(boot, so.spin_before_yield, so.qp_timeout);
   // Which reduction kernels ran (coll/reduce.hpp): a bf16 all-reduce's busbw depends on it.
   benchmark::AddCustomContext("reduce_path", std::string(coll::reduce_path_name(coll::active_reduce_path())));
   if (!coll::reduce_path_note().empty()) spdlog::warn("{}", coll::reduce_path_note());
-  world::add_world_context(boot, so.spin_before_yield, so.qp_timeout);
+  benchmark::AddCustomContext("reduce_threads", std::to_string(so.reduce_threads));
+  benchmark::AddCustomContext("compute", c.compute == "none" ? "none (reductions and copies skipped; output not checked)" : "full");
+  add_cost_context(so.cost, so.rates);
   benchmark::AddCustomContext("bandwidth_unit",
                               "GBps = 1e9 bytes/s; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (others)");
   LeaderOptions lo;

@@ -32,7 +32,14 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--pipeline", c.pipeline, "Ring: sub-chunks per ring chunk (default 1)")
       ->check(harness::whole_number("--pipeline", 1, 64));
   app.add_option("--alpha-us", c.alpha_us,
-                 "Cost model: seconds per step, in us (default 10), for predictions and auto");
+                 "Cost model: seconds per step, in us (default 10 for rdma, 1 for shm), for predictions and auto")
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--transport", c.transport,
+                 "rdma (default: RDMA writes on the device) or shm (every rank on this host, shared memory)");
+  app.add_option("--compute", c.compute,
+                 "full (default) or none: reductions and copies skipped, as if free; output not checked");
+  app.add_option("--reduce-threads", c.reduce_threads, "Threads per rank for local reductions and copies (default 1)")
+      ->check(harness::whole_number("--reduce-threads", 1, 64));
 }
 
 namespace {
@@ -60,6 +67,10 @@ std::vector<CollSpec> build_specs(const Cli& c) {
   if (!c.sizes.empty() && c.range_given) throw UsageError("-s and -b/-e contradict each other: a list or a range");
   const auto colls = parse_list<coll::Collective>(c.colls, "--coll", coll::parse_collective);
   const auto dtypes = parse_list<coll::DType>(c.dtypes, "--dtype", coll::parse_dtype);
+  if (c.compute != "full" && c.compute != "none") {
+    throw UsageError(fmt::format("--compute {}: expected full or none", c.compute));
+  }
+  (void)transport_of(c);
   const auto op = coll::parse_reduce_op(c.op);
   if (!op) throw UsageError(fmt::format("--op {}: expected sum, min or max", c.op));
   auto algos_of = [&](coll::Collective k) -> std::vector<std::pair<coll::Algorithm, bool>> {
@@ -93,11 +104,17 @@ std::vector<CollSpec> build_specs(const Cli& c) {
         // Measured algorithms first, so auto can pick among them.
         auto algos = algos_of(k);
         std::stable_partition(algos.begin(), algos.end(), [](const auto& a) { return !a.second; });
-        for (const auto& [a, is_auto] : algos) specs.push_back(CollSpec{k, a, is_auto, dt, *op, s});
+        for (const auto& [a, is_auto] : algos) specs.push_back(CollSpec{k, a, is_auto, dt, *op, s, c.compute == "full"});
       }
     }
   }
   return specs;
+}
+
+TransportKind transport_of(const Cli& c) {
+  if (c.transport == "rdma") return TransportKind::kRdma;
+  if (c.transport == "shm") return TransportKind::kShm;
+  throw UsageError(fmt::format("--transport {}: expected rdma or shm", c.transport));
 }
 
 }  // namespace fabench::collbench

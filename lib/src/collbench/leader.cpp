@@ -98,15 +98,14 @@ class Leader {
     }
     const char* how = "measured";
     if (!all || !pick) {
-      pick = coll::choose_auto(spec.collective, n_, spec.bytes, s_.options().cost);
+      pick = coll::choose_auto(spec.collective, n_, spec.bytes, s_.options().cost_for(spec.dtype, spec.compute));
       how = "model";
     }
     spec.algorithm = *pick;
     return fmt::format("auto: {} ({})", coll::algorithm_name(*pick), how);
   }
 
-  void report(benchmark::State& state, std::size_t index, std::uint64_t n, const Outcome& out,
-              const std::string& label) {
+  void report(benchmark::State& state, std::size_t index, std::uint64_t n, const Outcome& out, std::string label) {
     const CollSpec& spec = s_.specs()[index];
     double t_max = 0;
     double t_min = 1e300;
@@ -133,11 +132,30 @@ class Leader {
     state.counters["busbw_GBps"] = algbw * coll::bus_factor(spec.collective, n_);
     state.counters["logical_bytes"] = static_cast<double>(logical);
     state.counters["wire_bytes"] = static_cast<double>(wire);
-    state.counters["predicted_us"] = coll::predict_seconds(spec.collective, spec.algorithm, n_, logical,
-                                                           s_.options().cost) *
-                                     1e6;
+    // The model's alpha, beta and gamma terms, plus this schedule's own copies at the calibrated rate.
+    std::uint64_t copy_bytes = 0;
+    for (const auto& op : sched.ops) copy_bytes += op.kind == coll::OpKind::kCopy ? op.bytes : 0;
+    const double copies_s = spec.compute ? static_cast<double>(copy_bytes) * s_.options().rates.copy_s_per_byte() : 0;
+    state.counters["predicted_us"] =
+        (coll::predict_seconds(spec.collective, spec.algorithm, n_, logical, s_.options().cost_for(spec.dtype, spec.compute)) +
+         copies_s) *
+        1e6;
+    // Where the time went, per call on the slowest rank: local reductions and copies, and the
+    // rest (posting writes and waiting for the wire).
+    double ops_max = 0;
+    double wait_max = 0;
+    for (const auto& r : out.ranks) {
+      ops_max = std::max(ops_max, r.ops_seconds);
+      wait_max = std::max(wait_max, r.seconds - r.ops_seconds);
+    }
+    state.counters["reduce_us"] = ops_max / static_cast<double>(n) * 1e6;
+    state.counters["wait_us"] = wait_max / static_cast<double>(n) * 1e6;
     state.counters["ranks"] = n_;
-    state.counters["wrong"] = static_cast<double>(wrong + differ);
+    if (spec.compute) {
+      state.counters["wrong"] = static_cast<double>(wrong + differ);
+    } else {
+      label += std::string(label.empty() ? "" : "; ") + "compute none: output not checked";
+    }
     state.SetBytesProcessed(static_cast<std::int64_t>(logical) * static_cast<std::int64_t>(n));
     if (!label.empty()) state.SetLabel(label);
     if (!spec.is_auto) measured_[{spec.collective, spec.dtype, spec.bytes, spec.algorithm}] = per_op;

@@ -31,9 +31,9 @@ std::uint32_t arrivals_per_peer(const coll::Schedule& s, std::uint32_t size) {
 }  // namespace
 
 std::string CollSpec::name() const {
-  return fmt::format("{}/{}/{}/{}", coll::collective_name(collective),
+  return fmt::format("{}/{}/{}/{}{}", coll::collective_name(collective),
                      is_auto ? std::string_view("auto") : coll::algorithm_name(algorithm), coll::dtype_name(dtype),
-                     bytes);
+                     bytes, compute ? "" : "/compute:none");
 }
 
 coll::Schedule schedule_for(const CollSpec& s, std::uint32_t nranks, std::uint32_t rank,
@@ -52,7 +52,7 @@ std::uint64_t fnv1a(const std::byte* p, std::uint64_t n) noexcept {
   return h;
 }
 
-Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<CollSpec> specs,
+Session::Session(ctrl::Bootstrap& boot, const harness::Context* ctx, std::vector<CollSpec> specs,
                  const SessionOptions& options)
     : boot_(boot), specs_(std::move(specs)), options_(options) {
   const std::uint32_t n = boot.size();
@@ -62,6 +62,7 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
   wo.send_depth = 16;
   wo.qp_timeout = options.qp_timeout;
   std::uint32_t recv = 4;
+  std::uint64_t steps = 1;
   // Every algorithm any spec may run (auto may pick any all-reduce one).
   for (const auto& s : specs_) {
     const auto algos = s.is_auto ? std::vector<coll::Algorithm>(coll::algorithms_for(s.collective).begin(),
@@ -73,19 +74,31 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
       const auto sched = schedule_for(t, n, r, options_.pipeline_chunks);
       wo.arena_bytes = std::max(wo.arena_bytes, ArenaLayout::of(sched).total);
       recv = std::max(recv, 2 * arrivals_per_peer(sched, n) + 2);
+      steps = std::max<std::uint64_t>(steps, sched.num_steps());
       const auto p = peers_for(a, r, n);
       peers.insert(peers.end(), p.begin(), p.end());
     }
   }
-  const auto max_wr = static_cast<std::uint32_t>(ctx.device().raw_attr().max_qp_wr);
+  pool_ = std::make_unique<ReducePool>(options.reduce_threads);
+  if (options.transport == TransportKind::kShm) {
+    // The steps of every rank's schedules are aligned (schedule.hpp): the same count everywhere.
+    shm_ = std::make_unique<world::ShmWorld>(boot, peers, wo.arena_bytes, 2 * steps);
+    return;
+  }
+  if (ctx == nullptr) throw std::invalid_argument("the RDMA transport needs a device context");
+  const auto max_wr = static_cast<std::uint32_t>(ctx->device().raw_attr().max_qp_wr);
   if (recv > max_wr) {
-    throw std::runtime_error(fmt::format("{} receives per QP needed, {} allows {}", recv, ctx.device().name(), max_wr));
+    throw std::runtime_error(fmt::format("{} receives per QP needed, {} allows {}", recv, ctx->device().name(), max_wr));
   }
   wo.recv_depth = recv;
-  world_ = std::make_unique<world::World>(boot, ctx, peers, wo);
-  Executor::post_receives(*world_);
+  world_ = std::make_unique<world::World>(boot, *ctx, peers, wo);
+  RdmaTransport::post_receives(*world_);
   boot.barrier();  // every receive is posted before anyone writes
 }
+
+std::size_t Session::peer_count() const noexcept { return world_ ? world_->peers().size() : shm_->peers().size(); }
+
+std::uint64_t Session::arena_bytes() const noexcept { return world_ ? world_->arena().length() : shm_->arena_bytes(); }
 
 world::RankReport RankResult::to_report() const {
   world::RankReport out;
@@ -93,7 +106,7 @@ world::RankReport RankResult::to_report() const {
   out.error = error;
   out.closed_channel = closed_channel;
   out.values = {seconds, static_cast<double>(wrong), static_cast<double>(hash >> 32),
-                static_cast<double>(hash & 0xffffffffULL), static_cast<double>(wire_bytes)};
+                static_cast<double>(hash & 0xffffffffULL), static_cast<double>(wire_bytes), ops_seconds};
   return out;
 }
 
@@ -102,11 +115,12 @@ RankResult RankResult::from_report(const world::RankReport& r) {
   out.ok = r.ok;
   out.error = r.error;
   out.closed_channel = r.closed_channel;
-  if (r.values.size() == 5) {
+  if (r.values.size() == 6) {
     out.seconds = r.values[0];
     out.wrong = static_cast<std::uint64_t>(r.values[1]);
     out.hash = (static_cast<std::uint64_t>(r.values[2]) << 32) | static_cast<std::uint64_t>(r.values[3]);
     out.wire_bytes = static_cast<std::uint64_t>(r.values[4]);
+    out.ops_seconds = r.values[5];
   }
   return out;
 }
@@ -128,7 +142,13 @@ void Session::prepare(std::size_t index) {
   const CollSpec& s = specs_.at(index);
   const std::uint32_t n = boot_.size();
   const std::uint32_t r = boot_.rank();
-  exec_ = std::make_unique<Executor>(*world_, schedule_for(s, n, r, options_.pipeline_chunks), s.dtype, s.op);
+  const ExecOptions eo{s.compute, pool_.get()};
+  auto sched_of = schedule_for(s, n, r, options_.pipeline_chunks);
+  if (world_) {
+    exec_ = std::make_unique<Executor>(*world_, std::move(sched_of), s.dtype, s.op, eo);
+  } else {
+    exec_ = std::make_unique<Executor>(*shm_, std::move(sched_of), s.dtype, s.op, eo);
+  }
   const auto& sched = exec_->schedule();
   const coll::DataSpec data{s.dtype, s.op, n, 1};
   const std::uint32_t elem = coll::dtype_size(s.dtype);
@@ -144,14 +164,18 @@ RankResult Session::run_calls(std::uint64_t iterations, const Watch& watch) {
   out.ok = res.ok;
   out.error = res.error;
   out.seconds = res.seconds;
+  out.ops_seconds = res.ops_seconds;
   if (res.control_event && res.channel_closed) out.closed_channel = static_cast<int>(res.channel_index);
   const auto& sched = exec_->schedule();
   out.wire_bytes = coll::wire_bytes(sched);
   if (res.ok) {
-    const std::uint32_t elem = coll::dtype_size(specs_[*current_].dtype);
-    out.wrong = coll::count_wrong(specs_[*current_].dtype, exec_->last_output(), expected_.data(),
-                                  sched.output_bytes / elem);
-    out.hash = fnv1a(exec_->last_output(), sched.output_bytes);
+    // With compute none the output is not the collective's: nothing to check.
+    if (specs_[*current_].compute) {
+      const std::uint32_t elem = coll::dtype_size(specs_[*current_].dtype);
+      out.wrong = coll::count_wrong(specs_[*current_].dtype, exec_->last_output(), expected_.data(),
+                                    sched.output_bytes / elem);
+      out.hash = fnv1a(exec_->last_output(), sched.output_bytes);
+    }
   } else {
     // The buffers may hold a half-done call; the next run starts afresh.
     exec_.reset();

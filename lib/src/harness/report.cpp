@@ -45,6 +45,14 @@ std::string kernel_release() {
   return u.release;
 }
 
+void add_host_context(const std::string& mode) {
+  auto add = [](const std::string& k, const std::string& v) { benchmark::AddCustomContext(k, v); };
+  add("fabench_version", std::string(ctrl::build_version()));
+  add("mode", mode);
+  add("host", ctrl::local_host_name());
+  add("kernel", kernel_release());
+}
+
 void add_fabric_context(const Context& ctx, const std::string& mode) {
   const auto& a = ctx.attributes();
   const auto& p = ctx.port();

@@ -14,11 +14,13 @@
 //   reduce-scatter ring   (N-1) a + (N-1)/N S b + (N-1)/N S g
 //   all-to-all pairwise   (N-1) (a + S/N b)
 //              allatonce  a + (N-1)/N S b
-// pipeline_chunks is not modelled. N = 1 costs 0.
+// pipeline_chunks is not modelled. N = 1 costs 0. Local copies are not in these formulas:
+// fabench-coll adds each schedule's own copy bytes at the calibrated copy rate.
 #pragma once
 
 #include <cstdint>
 
+#include "fabench/coll/reduce.hpp"
 #include "fabench/coll/schedule.hpp"
 
 namespace fabench::coll {
@@ -26,8 +28,23 @@ namespace fabench::coll {
 struct CostParams {
   double alpha_s = 0.0;
   double beta_s_per_byte = 0.0;
-  double gamma_s_per_byte = 0.0;
+  double gamma_s_per_byte = 0.0;  // the dtype's; HostRates gives it per dtype
 };
+
+// This host's reduction (sum, on the active path, per dtype) and copy rates, in bytes per second
+// of destination, measured by calibrate_host().
+struct HostRates {
+  double reduce_bytes_per_s[3] = {0, 0, 0};  // by DType (f32, bf16, f16)
+  double copy_bytes_per_s = 0;
+  [[nodiscard]] double gamma_s_per_byte(DType t) const {
+    const double r = reduce_bytes_per_s[static_cast<int>(t)];
+    return r > 0 ? 1.0 / r : 0.0;
+  }
+  [[nodiscard]] double copy_s_per_byte() const { return copy_bytes_per_s > 0 ? 1.0 / copy_bytes_per_s : 0.0; }
+};
+// Times each reduction and memcpy on `bytes`-byte buffers (first touched, then timed for about
+// `seconds_each`; the best of its repetitions): a few tens of milliseconds in all.
+[[nodiscard]] HostRates calibrate_host(std::uint64_t bytes = 16ULL << 20, double seconds_each = 0.004);
 
 // Predicted seconds for one call moving `bytes` = S. Throws std::invalid_argument for an
 // unsupported collective/algorithm pair or nranks == 0.

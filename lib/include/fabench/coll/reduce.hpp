@@ -37,7 +37,7 @@ enum class ReduceOp : std::uint8_t { kSum, kMin, kMax };
 //   kAvx2        AVX2 + F16C: f16 through the hardware conversions, bf16 by integer rounding
 //   kAvx512      AVX-512F/BW: as kAvx2 at twice the width
 //   kAvx512Bf16  kAvx512, bf16 rounded by AVX-512 BF16's vcvtne2ps2bf16 (subnormals fixed up)
-//   kAvx512Fp16  kAvx512Bf16, f16 sum/min/max in AVX-512 FP16 arithmetic
+//   kAvx512Fp16  kAvx512Bf16, f16 sum/min/max in AVX-512 FP16 arithmetic (FABENCH_REDUCE_PATH only)
 enum class ReducePath : std::uint8_t { kPortable, kAvx2, kAvx512, kAvx512Bf16, kAvx512Fp16 };
 inline constexpr std::size_t kReducePathCount = 5;
 [[nodiscard]] std::string_view reduce_path_name(ReducePath p);
@@ -46,8 +46,11 @@ inline constexpr std::size_t kReducePathCount = 5;
 [[nodiscard]] bool reduce_path_available(ReducePath p);
 // The paths available here, portable first, best last.
 [[nodiscard]] std::vector<ReducePath> available_reduce_paths();
-// The path reduce() uses: the best available, unless FABENCH_REDUCE_PATH names another (an
-// unavailable or unknown name falls back to the best and is reported by reduce_path_note()).
+// The best available path reduce() takes by default: kAvx512Fp16 only when asked for (its
+// kernels are tested wherever the CPU has AVX-512 FP16, and none of this project's hosts has it yet).
+[[nodiscard]] ReducePath default_reduce_path();
+// The path reduce() uses: default_reduce_path(), unless FABENCH_REDUCE_PATH names another (an
+// unavailable or unknown name falls back to the default and is reported by reduce_path_note()).
 [[nodiscard]] ReducePath active_reduce_path();
 // Why FABENCH_REDUCE_PATH was not honoured ("" when it was or is unset).
 [[nodiscard]] std::string_view reduce_path_note();

@@ -27,7 +27,10 @@ struct Cli {
   double duration_s = 0;
   world::RankFlags ranks;
   std::uint32_t pipeline = 1;
-  double alpha_us = 10;
+  double alpha_us = -1;           // < 0: the transport's default (10 us RDMA, 1 us shm)
+  std::string transport = "rdma";  // rdma or shm
+  std::string compute = "full";    // full or none
+  std::uint32_t reduce_threads = 1;
   bool range_given = false;  // -b or -e was on the command line (add_options sets it)
 };
 
@@ -39,5 +42,7 @@ void add_options(CLI::App& app, Cli& c);
 // algorithms, then auto. UsageError (one line) for bad values and
 // contradictions (-n with -D, -s with -b/-e).
 [[nodiscard]] std::vector<CollSpec> build_specs(const Cli& c);
+// --transport: UsageError naming the choices for anything but rdma and shm.
+[[nodiscard]] TransportKind transport_of(const Cli& c);
 
 }  // namespace fabench::collbench

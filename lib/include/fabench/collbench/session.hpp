@@ -4,7 +4,8 @@
 // then check". It is the world::Job of the session protocol
 // (world/driver.hpp): rank 0 (leader.cpp) drives Google Benchmark and tells
 // the others what to run. A run reports {seconds, wrong, hash hi, hash lo,
-// wire bytes} (RankResult).
+// wire bytes, ops seconds} (RankResult). The transport is RDMA (a World on a
+// device) or shared memory (a ShmWorld: every rank on one host, no device).
 #pragma once
 
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/world/driver.hpp"
+#include "fabench/world/shm.hpp"
 #include "fabench/world/world.hpp"
 
 namespace fabench::collbench {
@@ -32,18 +34,31 @@ struct CollSpec {
   coll::DType dtype = coll::DType::kF32;
   coll::ReduceOp op = coll::ReduceOp::kSum;
   std::uint64_t bytes = 0;  // S as asked (the full buffer)
+  bool compute = true;      // false (--compute none): reductions and copies skipped, output not checked
 
   [[nodiscard]] std::uint64_t count() const { return bytes / coll::dtype_size(dtype); }
-  // "allreduce/ring/f32/1048576", "allreduce/auto/f32/1048576"
+  // "allreduce/ring/f32/1048576", "allreduce/auto/f32/1048576", ".../compute:none"
   [[nodiscard]] std::string name() const;
 };
 
+enum class TransportKind : std::uint8_t { kRdma, kShm };
+
 struct SessionOptions {
+  TransportKind transport = TransportKind::kRdma;
+  std::uint32_t reduce_threads = 1;  // threads for the local reductions and copies (ReducePool)
   std::chrono::milliseconds timeout{30'000};
   std::uint32_t spin_before_yield = 0;
   std::uint32_t pipeline_chunks = 1;
   std::uint8_t qp_timeout = world::kDefaultQpTimeout;
-  coll::CostParams cost;  // for predictions and --algo auto without measurements
+  coll::CostParams cost;  // alpha and beta for predictions and --algo auto without measurements
+  coll::HostRates rates;  // gamma per dtype and the copy rate (rank 0 calibrates them)
+
+  // cost with the gamma of dtype t (0 and no copies when nothing is computed).
+  [[nodiscard]] coll::CostParams cost_for(coll::DType t, bool compute) const {
+    coll::CostParams c = cost;
+    c.gamma_s_per_byte = compute ? rates.gamma_s_per_byte(t) : 0.0;
+    return c;
+  }
 };
 
 // What one rank reports for one run.
@@ -54,6 +69,7 @@ struct RankResult {
   std::uint64_t wrong = 0;
   std::uint64_t hash = 0;
   std::uint64_t wire_bytes = 0;  // per call
+  double ops_seconds = 0;        // of `seconds`, in local reductions and copies
   int closed_channel = -1;       // index into Watch::channels of one found closed mid-run
 
   [[nodiscard]] world::RankReport to_report() const;
@@ -62,13 +78,15 @@ struct RankResult {
 
 class Session final : public world::Job {
  public:
-  Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<CollSpec> specs,
+  // ctx: the device (RDMA); nullptr for the shared-memory transport.
+  Session(ctrl::Bootstrap& boot, const harness::Context* ctx, std::vector<CollSpec> specs,
           const SessionOptions& options);
 
   [[nodiscard]] ctrl::Bootstrap& boot() noexcept { return boot_; }
   [[nodiscard]] const std::vector<CollSpec>& specs() const noexcept { return specs_; }
   [[nodiscard]] CollSpec& spec(std::size_t i) { return specs_.at(i); }
-  [[nodiscard]] const world::World& world() const noexcept { return *world_; }
+  [[nodiscard]] std::size_t peer_count() const noexcept;
+  [[nodiscard]] std::uint64_t arena_bytes() const noexcept;
   [[nodiscard]] const SessionOptions& options() const noexcept { return options_; }
 
   // Builds spec i's executor (when it is not the current one) and fills its input.
@@ -88,7 +106,9 @@ class Session final : public world::Job {
   ctrl::Bootstrap& boot_;
   std::vector<CollSpec> specs_;
   SessionOptions options_;
-  std::unique_ptr<world::World> world_;
+  std::unique_ptr<world::World> world_;   // RDMA
+  std::unique_ptr<world::ShmWorld> shm_;  // shared memory
+  std::unique_ptr<ReducePool> pool_;
   std::optional<std::size_t> current_;
   std::unique_ptr<Executor> exec_;
   std::vector<std::byte> expected_;

@@ -35,6 +35,8 @@ void set_latency_counters(benchmark::State& state, const Stats& rtt_ns, bool hal
 // context (printed in the console header and stored under "context" in
 // JSON), plus the fabench version and `mode` ("client", "loopback", ...).
 void add_fabric_context(const Context& ctx, const std::string& mode);
+// What a run on no device records of its host (version, mode, host, kernel).
+void add_host_context(const std::string& mode);
 
 // "6.1.0-57-amd64", from uname(2).
 [[nodiscard]] std::string kernel_release();

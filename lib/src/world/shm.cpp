@@ -1,0 +1,123 @@
+#include "fabench/world/shm.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace fabench::world {
+
+namespace {
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "counters are shared between processes");
+
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+std::string segment_name(std::uint64_t id, std::uint32_t rank) { return fmt::format("/fabench-{:016x}-{}", id, rank); }
+
+// Closes the descriptor on every path; the mapping outlives it.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::byte* map_segment(int fd, std::uint64_t bytes, const std::string& name) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) throw std::runtime_error(fmt::format("mmap of {} ({} bytes): {}", name, bytes, std::strerror(errno)));
+  return static_cast<std::byte*>(p);
+}
+
+}  // namespace
+
+ShmWorld::ShmWorld(ctrl::Bootstrap& boot, std::span<const std::uint32_t> peers, std::uint64_t arena_bytes,
+                   std::uint64_t counters)
+    : rank_(boot.rank()),
+      size_(boot.size()),
+      arena_bytes_(std::max<std::uint64_t>(arena_bytes, 64)),
+      counters_(std::max<std::uint64_t>(counters, 1)),
+      counter_offset_(align_up(arena_bytes_, 4096)),
+      map_bytes_(counter_offset_ + align_up(counters_ * kCounterStride, 4096)),
+      maps_(boot.size(), nullptr) {
+  for (const auto p : peers) {
+    if (p >= size_) throw std::invalid_argument(fmt::format("peer rank {} outside a world of {}", p, size_));
+    if (p != rank_) peers_.push_back(p);
+  }
+  std::sort(peers_.begin(), peers_.end());
+  peers_.erase(std::unique(peers_.begin(), peers_.end()), peers_.end());
+  // Rank 0 draws the segments' id; every rank learns it from the gather.
+  std::uint64_t id = 0;
+  if (rank_ == 0) id = (std::random_device{}() * 0x100000001ULL) ^ static_cast<std::uint64_t>(::getpid());
+  std::vector<std::uint8_t> mine(8);
+  std::memcpy(mine.data(), &id, 8);
+  const auto all = boot.allgather(mine);
+  std::memcpy(&id, all.at(0).data(), 8);
+  const std::string own = segment_name(id, rank_);
+  {
+    Fd fd{::shm_open(own.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
+    if (fd.fd < 0) throw std::runtime_error(fmt::format("shm_open {}: {}", own, std::strerror(errno)));
+    if (::ftruncate(fd.fd, static_cast<off_t>(map_bytes_)) != 0) {
+      const int e = errno;
+      ::shm_unlink(own.c_str());
+      throw std::runtime_error(fmt::format("ftruncate of {} to {} bytes: {} (is /dev/shm large enough?)", own,
+                                           map_bytes_, std::strerror(e)));
+    }
+    try {
+      maps_[rank_] = map_segment(fd.fd, map_bytes_, own);
+    } catch (...) {
+      ::shm_unlink(own.c_str());
+      throw;
+    }
+  }
+  std::string problem;
+  try {
+    boot.barrier();  // every segment exists
+    for (const auto p : peers_) {
+      const std::string name = segment_name(id, p);
+      Fd fd{::shm_open(name.c_str(), O_RDWR, 0)};
+      if (fd.fd < 0) {
+        problem = fmt::format("cannot open {}'s shared memory {}: {} (--transport shm needs every rank on one host)",
+                              boot.describe_rank(p), name, std::strerror(errno));
+        break;
+      }
+      maps_[p] = map_segment(fd.fd, map_bytes_, name);
+    }
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  // Every rank has mapped what it needs (or failed): the names can go.
+  try {
+    boot.barrier();
+  } catch (...) {
+    ::shm_unlink(own.c_str());
+    throw;
+  }
+  ::shm_unlink(own.c_str());
+  if (!problem.empty()) {
+    for (auto*& m : maps_) {
+      if (m != nullptr) ::munmap(m, map_bytes_);
+      m = nullptr;
+    }
+    throw std::runtime_error(problem);
+  }
+}
+
+ShmWorld::~ShmWorld() {
+  for (auto* m : maps_) {
+    if (m != nullptr) ::munmap(m, map_bytes_);
+  }
+}
+
+void ShmWorld::reset_counters() noexcept {
+  for (std::uint64_t i = 0; i < counters_; ++i) counter(rank_, i).store(0, std::memory_order_relaxed);
+}
+
+}  // namespace fabench::world
