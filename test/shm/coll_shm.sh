@@ -56,8 +56,8 @@ if grep -q '"wrong"' "$WORK/4.json"; then fail "--compute none reported a wrong 
 grep -q 'compute none: output not checked' "$WORK/4.json" || fail "--compute none: no label saying the output is unchecked"
 ok "--compute none: 3 benchmarks named compute:none, output not checked and labelled so"
 
-# --reduce-threads 2: the ops split over two threads give the same outputs.
-run 3 f32,bf16 4,1028,3M --coll allreduce,reducescatter --algo ring,rhd --reduce-threads 2
+# --reduce-threads 2 with 5 sub-chunks per ring chunk: the same outputs.
+run 3 f32,bf16 4,1028,3M --coll allreduce,reducescatter --algo ring,rhd --reduce-threads 2 --pipeline 5
 "$PY" "$CHECK" "$WORK/3.json" --expect 18 --zero wrong --context reduce_threads || fail "--reduce-threads 2: results"
 ok "--reduce-threads 2: 18 benchmarks, wrong = 0"
 

@@ -29,7 +29,8 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("-D,--duration", c.duration_s, "Run each benchmark for at least this many seconds")
       ->check(harness::positive_seconds("-D"));
   world::add_rank_flags(app, c.ranks);
-  app.add_option("--pipeline", c.pipeline, "Ring: sub-chunks per ring chunk (default 1)")
+  app.add_option("--pipeline", c.pipeline,
+                 "Ring: sub-chunks per ring chunk, reduced while the next flies (default: S/n / 512 KiB, 1..8)")
       ->check(harness::whole_number("--pipeline", 1, 64));
   app.add_option("--alpha-us", c.alpha_us,
                  "Cost model: seconds per step, in us (default 10 for rdma, 1 for shm), for predictions and auto")

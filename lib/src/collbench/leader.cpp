@@ -151,6 +151,7 @@ class Leader {
     state.counters["reduce_us"] = ops_max / static_cast<double>(n) * 1e6;
     state.counters["wait_us"] = wait_max / static_cast<double>(n) * 1e6;
     state.counters["ranks"] = n_;
+    state.counters["pipeline_chunks"] = sched.pipeline_chunks;
     if (spec.compute) {
       state.counters["wrong"] = static_cast<double>(wrong + differ);
     } else {

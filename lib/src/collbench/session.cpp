@@ -39,8 +39,15 @@ std::string CollSpec::name() const {
 coll::Schedule schedule_for(const CollSpec& s, std::uint32_t nranks, std::uint32_t rank,
                             std::uint32_t pipeline_chunks) {
   coll::ScheduleOptions o;
-  o.pipeline_chunks = s.algorithm == coll::Algorithm::kRing ? pipeline_chunks : 1;
+  o.pipeline_chunks = s.algorithm == coll::Algorithm::kRing
+                          ? (pipeline_chunks > 0 ? pipeline_chunks : auto_pipeline_chunks(s.bytes, nranks))
+                          : 1;
   return coll::build_schedule(s.collective, s.algorithm, nranks, rank, s.count(), coll::dtype_size(s.dtype), o);
+}
+
+std::uint32_t auto_pipeline_chunks(std::uint64_t bytes, std::uint32_t nranks) {
+  const std::uint64_t ring_chunk = bytes / std::max<std::uint32_t>(nranks, 1);
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(ring_chunk / kAutoSubChunkBytes, 1, kAutoMaxChunks));
 }
 
 std::uint64_t fnv1a(const std::byte* p, std::uint64_t n) noexcept {

@@ -204,14 +204,14 @@ int ShmTransport::post(std::size_t w, unsigned p, std::string& /*error*/) noexce
 }
 
 int ShmTransport::poll(unsigned p, std::size_t k, std::string& /*error*/) noexcept {
-  const std::uint64_t now = landed(p, k);
+  const std::uint64_t now = counted(p, k);
   const int changed = now != seen_ ? 1 : 0;
   seen_ = now;
   return changed;
 }
 
 std::string ShmTransport::waiting_for(unsigned p, std::size_t k) const {
-  const std::uint64_t got = landed(p, k) - consumed_[p][k];
+  const std::uint64_t got = landed(p, k);
   return fmt::format("waiting for {} of {} arrivals (from ranks {})", expected_[k] - std::min(expected_[k], got),
                      expected_[k], fmt::join(schedule_.step(k).expect_from, ","));
 }

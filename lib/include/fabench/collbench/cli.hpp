@@ -26,7 +26,7 @@ struct Cli {
   std::uint64_t iters = 0;
   double duration_s = 0;
   world::RankFlags ranks;
-  std::uint32_t pipeline = 1;
+  std::uint32_t pipeline = 0;  // 0: chosen per size (auto_pipeline_chunks)
   double alpha_us = -1;           // < 0: the transport's default (10 us RDMA, 1 us shm)
   std::string transport = "rdma";  // rdma or shm
   std::string compute = "full";    // full or none

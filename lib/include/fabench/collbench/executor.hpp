@@ -17,9 +17,13 @@
 // copies keep call i+1's writes away from what call i still reads.
 //
 // The loop: per step, post the step's writes, then poll until the step's expected arrivals
-// have landed and its writes have completed, then run the step's local reductions and copies
+// have landed and its writes have completed, running the step's local reductions and copies
 // (on ReducePool's threads; skipped with compute = false, where the output is not the
-// collective's). Nothing allocates, logs or throws inside; every wait is bounded (stall
+// collective's) in order, each as soon as the arrivals it reads or writes have landed: where a
+// step's arrivals come from one peer they land in the order it posted them (one QP, or one
+// counter it bumps in order), so an op that needs the first m of them runs while the others are
+// still on the wire: with --pipeline's sub-chunks, sub-chunk j is reduced while j+1 flies.
+// (Rule C of schedule.hpp lets ops run before the step's own writes have completed.) Nothing allocates, logs or throws inside; every wait is bounded (stall
 // timeout) and the control channel is looked at while waiting (Watch). The time in the ops is
 // measured apart from the rest (posting and waiting: the wire's share).
 #pragma once
@@ -28,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "fabench/coll/reduce.hpp"
 #include "fabench/coll/schedule.hpp"
@@ -80,8 +85,10 @@ class Executor {
   ExecResult run_on(T& transport, std::uint64_t calls, const Watch& watch);
   template <class T>
   bool wait_step(T& transport, world::Waiter& waiter, unsigned p, std::size_t k, std::uint64_t call,
-                 const Watch& watch, ExecResult& r) noexcept;
-  void run_ops(std::size_t step, unsigned parity) noexcept;
+                 const Watch& watch, ExecResult& r, std::size_t op, std::size_t op_end, std::uint64_t& ops_ns) noexcept;
+  void run_op(std::size_t index, unsigned parity) noexcept;
+  // op_need_[i]: arrivals of op i's step that must have landed before it runs.
+  void plan_op_needs();
 
   coll::Schedule schedule_;
   coll::DType dtype_;
@@ -91,6 +98,7 @@ class Executor {
   std::variant<std::monostate, RdmaTransport, ShmTransport> transport_;
   std::byte* base_ = nullptr;
   std::uint64_t call_seq_ = 0;
+  std::vector<std::uint64_t> op_need_;
 };
 
 }  // namespace fabench::collbench

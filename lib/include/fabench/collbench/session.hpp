@@ -48,7 +48,7 @@ struct SessionOptions {
   std::uint32_t reduce_threads = 1;  // threads for the local reductions and copies (ReducePool)
   std::chrono::milliseconds timeout{30'000};
   std::uint32_t spin_before_yield = 0;
-  std::uint32_t pipeline_chunks = 1;
+  std::uint32_t pipeline_chunks = 0;  // ring sub-chunks; 0: auto_pipeline_chunks per size
   std::uint8_t qp_timeout = world::kDefaultQpTimeout;
   coll::CostParams cost;  // alpha and beta for predictions and --algo auto without measurements
   coll::HostRates rates;  // gamma per dtype and the copy rate (rank 0 calibrates them)
@@ -114,7 +114,13 @@ class Session final : public world::Job {
   std::vector<std::byte> expected_;
 };
 
-// The schedule options of the session for one spec.
+// --pipeline's default for the ring: sub-chunks of at least kAutoSubChunkBytes, at most
+// kAutoMaxChunks per ring chunk (S / n), so a reduction overlaps the next sub-chunk's transfer
+// (executor.hpp) where each is large enough that its write's fixed cost stays small.
+inline constexpr std::uint64_t kAutoSubChunkBytes = 512 * 1024;
+inline constexpr std::uint64_t kAutoMaxChunks = 8;
+[[nodiscard]] std::uint32_t auto_pipeline_chunks(std::uint64_t bytes, std::uint32_t nranks);
+// The schedule options of the session for one spec (pipeline_chunks 0: auto).
 [[nodiscard]] coll::Schedule schedule_for(const CollSpec& s, std::uint32_t nranks, std::uint32_t rank,
                                           std::uint32_t pipeline_chunks);
 // FNV-1a over bytes: outputs of all-reduce and all-gather must hash alike on every rank.

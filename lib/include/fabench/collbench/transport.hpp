@@ -3,6 +3,7 @@
 // transport, no virtual call in the loop):
 //   post(w, p)        start the schedule's write w for call parity p
 //   poll(p, k)        take what has happened (completions, arrivals); how many things, -1: error
+//   landed(p, k)      how many of step k's arrivals have landed (not yet consumed)
 //   step_done(p, k)   step k's expected arrivals have landed and this rank's writes completed
 //   consume(p, k)     step k's arrivals are used up (a peer may already send the next call's)
 //   waiting_for(p, k) what is still missing, for the stall message
@@ -47,6 +48,7 @@ class RdmaTransport {
   [[nodiscard]] std::byte* base() const noexcept { return base_; }
   int post(std::size_t w, unsigned p, std::string& error) noexcept;
   int poll(unsigned p, std::size_t k, std::string& error) noexcept;
+  [[nodiscard]] std::uint64_t landed(unsigned p, std::size_t k) const noexcept { return arrived_[p][k]; }
   [[nodiscard]] bool step_done(unsigned p, std::size_t k) const noexcept {
     return arrived_[p][k] >= expected_[k] && outstanding_ == 0;
   }
@@ -74,9 +76,10 @@ class ShmTransport {
   [[nodiscard]] std::byte* base() const noexcept { return world_.arena(); }
   int post(std::size_t w, unsigned p, std::string& error) noexcept;
   int poll(unsigned p, std::size_t k, std::string& error) noexcept;
-  [[nodiscard]] bool step_done(unsigned p, std::size_t k) const noexcept {
-    return landed(p, k) - consumed_[p][k] >= expected_[k];
+  [[nodiscard]] std::uint64_t landed(unsigned p, std::size_t k) const noexcept {
+    return counted(p, k) - consumed_[p][k];
   }
+  [[nodiscard]] bool step_done(unsigned p, std::size_t k) const noexcept { return landed(p, k) >= expected_[k]; }
   void consume(unsigned p, std::size_t k) noexcept { consumed_[p][k] += expected_[k]; }
   [[nodiscard]] std::string waiting_for(unsigned p, std::size_t k) const;
 
@@ -87,7 +90,7 @@ class ShmTransport {
     std::uint64_t bytes;
     std::atomic<std::uint64_t>* counter[2];
   };
-  [[nodiscard]] std::uint64_t landed(unsigned p, std::size_t k) const noexcept {
+  [[nodiscard]] std::uint64_t counted(unsigned p, std::size_t k) const noexcept {
     return world_.counter(world_.rank(), p * steps_ + k).load(std::memory_order_acquire);
   }
 
