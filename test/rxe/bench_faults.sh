@@ -31,7 +31,7 @@ expect_error 2 "read needs RC" "$LAT" --loopback -d "$DEV0" --op read -c UD
 # fabench-lat has no -b (bidirectional runs are fabench-bw's): the flag itself is
 # refused, by name. (A latency spec with bidirectional set, which only a leader
 # could send, is validate()'s contradiction: test/unit/test_pair_spec.cpp.)
-expect_error 2 "^fabench-lat: error: The following argument was not expected: -b \(see --help\)$" \
+expect_error 2 "^fabench-lat: error: unknown flag -b \(see --help\)$" \
   "$LAT" --loopback -d "$DEV0" -b
 expect_error 2 "MTU" "$BW" --loopback -d "$DEV0" -m 3000
 expect_error 2 "Q 200 exceeds -t 16" "$BW" --loopback -d "$DEV0" -t 16 -Q 200

@@ -116,12 +116,18 @@ TEST_CASE("sizes parse with units, and bad sizes say why", "[harness][cli]") {
   CHECK_THROWS_WITH(parse_bytes("abc"), Catch::Contains("not a size"));
   CHECK_THROWS_WITH(parse_bytes("-4K"), Catch::Contains("not a size"));
   CHECK_THROWS_WITH(parse_bytes(""), Catch::Contains("empty"));
-  CHECK_THROWS_WITH(parse_sizes("64,0"), "message size 0 is not measurable");
-  CHECK_THROWS_WITH(parse_sizes("64,,1K"), "empty size");
+  // parse_sizes names its flag (-s unless told): the line a user sees.
+  CHECK_THROWS_WITH(parse_sizes("64,0"), "-s 64,0: message size 0 is not measurable");
+  CHECK_THROWS_WITH(parse_sizes("64,,1K"), "-s 64,,1K: an empty size in the list");
+  CHECK_THROWS_WITH(parse_sizes("", "--sizes"), "--sizes: no size given");
+  CHECK_THROWS_WITH(parse_sizes("2,4X"), "-s: '4X': unknown unit 'X' (use K, M or G)");
+  CHECK_THROWS_WITH(fabench::harness::parse_flag_bytes("--max-mem", "5X"),
+                    "--max-mem: '5X': unknown unit 'X' (use K, M or G)");
   // Too many digits for 64 bits fails in the number itself...
   CHECK(parse_bytes("18446744073709551615") == 18446744073709551615ULL);
-  CHECK_THROWS_WITH(parse_bytes("18446744073709551616"), "'18446744073709551616' is not a size");
-  CHECK_THROWS_WITH(parse_bytes("99999999999999999999"), "'99999999999999999999' is not a size");
+  CHECK_THROWS_WITH(parse_bytes("18446744073709551616"), "'18446744073709551616' is too large");
+  CHECK_THROWS_WITH(parse_bytes("99999999999999999999"), "'99999999999999999999' is too large");
+  CHECK_THROWS_WITH(parse_sizes("99999999999999999999"), "-s: '99999999999999999999' is too large");
   // ...a number times its unit past 2^64 in the overflow check, exactly at the boundary of each unit.
   CHECK(parse_bytes("18014398509481983K") == 18014398509481983ULL << 10);
   CHECK_THROWS_WITH(parse_bytes("18014398509481984K"), "'18014398509481984K' is too large");
@@ -129,7 +135,7 @@ TEST_CASE("sizes parse with units, and bad sizes say why", "[harness][cli]") {
   CHECK_THROWS_WITH(parse_bytes("17592186044416M"), "'17592186044416M' is too large");
   CHECK(parse_bytes("17179869183G") == 17179869183ULL << 30);
   CHECK_THROWS_WITH(parse_bytes("17179869184G"), "'17179869184G' is too large");
-  CHECK_THROWS_WITH(parse_sizes("1K,17179869184GiB"), "'17179869184GiB' is too large");
+  CHECK_THROWS_WITH(parse_sizes("1K,17179869184GiB"), "-s: '17179869184GiB' is too large");
   const auto all = all_sizes();
   REQUIRE(all.size() == 23);
   CHECK(all.front() == 2);

@@ -77,7 +77,7 @@ Listener listen_on(std::uint16_t port) {
     return Listener::bind("", port);
   } catch (const CtrlError& e) {
     throw CtrlError(e.kind(), fmt::format("rank 0 cannot host the rendezvous: {}; choose another port with "
-                                          "--port or MASTER_PORT",
+                                          "--master-port or MASTER_PORT",
                                           e.what()));
   }
 }
@@ -384,7 +384,7 @@ void Bootstrap::rendezvous_peer() {
   if (theirs.rank != 0 || theirs.size != config_.size) {
     config_error(
         fmt::format("{} says it is rank {} of {}, but this rank {} expected rank 0 of {}; is "
-                    "--master-addr/--port pointing at another job?",
+                    "--master-addr/--master-port pointing at another job?",
                     ch.describe(), theirs.rank, theirs.size, config_.rank, config_.size));
   }
   hosts_[0] = theirs.host_name;

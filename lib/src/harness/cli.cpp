@@ -11,6 +11,7 @@
 
 #include <iostream>
 
+#include "fabench/ctrl/wire.hpp"
 #include "fabench/verbs/port.hpp"
 
 namespace fabench::harness {
@@ -47,6 +48,22 @@ CLI::Validator whole_number(std::string flag, std::int64_t min, std::int64_t max
     return {};
   };
   return CLI::Validator(check, fmt::format("INT {}", range_words(min, max)), "");
+}
+
+CLI::Validator number_at_least(std::string flag, double min, bool inclusive) {
+  auto check = [flag, min, inclusive](std::string& s) -> std::string {
+    const std::string text(value_text(s));
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(d)) {
+      return fmt::format("{}: '{}' is not a number", flag, text);
+    }
+    if (inclusive ? d < min : d <= min) {
+      return fmt::format("{} must be {} {} (got {})", flag, inclusive ? "at least" : "more than", min, text);
+    }
+    return {};
+  };
+  return CLI::Validator(check, "", "");
 }
 
 CLI::Validator positive_seconds(std::string flag) {
@@ -88,11 +105,12 @@ std::chrono::milliseconds DeviceFlags::timeout() const {
 }
 
 void add_device_flags(CLI::App& app, DeviceFlags& f) {
-  app.add_option("-d,--ib-dev", f.device, "RDMA device (default: first with an ACTIVE port)");
+  app.add_option("-d,--ib-dev", f.device, "RDMA device (default: first with an ACTIVE port)")->type_name("DEV");
   app.add_option("-i,--ib-port", f.ib_port, "Device port (default: first ACTIVE)")->check(whole_number("-i", 1, 255));
   app.add_option("-x,--gid-index", f.gid_index, "GID index (default: RoCE v2 over IPv4 first, like perftest)")
       ->check(whole_number("-x", 0, 65535));
   app.add_option("--timeout", f.timeout_s, "Seconds to wait for a peer or for progress before giving up (default 30)")
+      ->type_name("SECONDS")
       ->check(positive_seconds("--timeout"));
   app.add_flag("-v,--verbose", f.verbose, "Log more");
 }
@@ -115,6 +133,7 @@ std::uint64_t parse_bytes(const std::string& text) {
   const std::string_view digits = all.substr(0, all.find_first_not_of("0123456789"));
   const std::string_view suffix = all.substr(digits.size());
   const auto value = parse_integer<std::uint64_t>(digits);
+  if (!value && !digits.empty()) throw std::invalid_argument(fmt::format("'{}' is too large", text));
   if (!value) throw std::invalid_argument(fmt::format("'{}' is not a size", text));
   std::uint64_t mult = 1;
   if (suffix == "" || suffix == "B") mult = 1;
@@ -146,14 +165,26 @@ std::vector<std::uint64_t> size_range(const std::string& min_text, const std::st
   return out;
 }
 
-std::vector<std::uint64_t> parse_sizes(const std::string& text) {
+std::vector<std::uint64_t> parse_sizes(const std::string& text, std::string_view flag) {
   std::vector<std::uint64_t> out;
   for (const auto& t : split_list(text)) {
-    const auto v = parse_bytes(t);
-    if (v == 0) throw std::invalid_argument("message size 0 is not measurable");
+    if (t.empty()) {
+      throw UsageError(text.empty() ? fmt::format("{}: no size given", flag)
+                                    : fmt::format("{} {}: an empty size in the list", flag, text));
+    }
+    const auto v = parse_flag_bytes(flag, t);
+    if (v == 0) throw UsageError(fmt::format("{} {}: message size 0 is not measurable", flag, text));
     out.push_back(v);
   }
   return out;
+}
+
+std::uint64_t parse_flag_bytes(std::string_view flag, const std::string& text) {
+  try {
+    return parse_bytes(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
 }
 
 std::vector<std::uint64_t> all_sizes() {
@@ -168,21 +199,74 @@ std::string check_path_mtu(std::string_view flag, std::uint32_t bytes) {
   return fmt::format("{} {}: MTU must be {}", flag, bytes, kPathMtuChoices);
 }
 
-std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std::string_view prog,
-                                      std::string_view extra_help) {
+namespace {
+
+// Google Benchmark 1.7 prints its usage and exits 0 on a bad --benchmark_format or
+// --benchmark_out_format: refuse those values here first, as one line.
+std::string check_benchmark_flags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::cout << app.help() << extra_help;
+    for (const std::string_view flag : {"--benchmark_format=", "--benchmark_out_format="}) {
+      if (!a.starts_with(flag)) continue;
+      const std::string_view v = a.substr(flag.size());
+      if (v != "console" && v != "json" && v != "csv") {
+        return fmt::format("{} {}: expected console, json or csv", flag.substr(0, flag.size() - 1), v);
+      }
+    }
+    if (a == "--benchmark_color=") return "--benchmark_color: expected true, false or auto";
+  }
+  return {};
+}
+
+bool looks_like_flag(std::string_view a) {
+  if (a.size() < 2 || a[0] != '-') return false;
+  return !(a[1] >= '0' && a[1] <= '9') && a[1] != '.';  // -5 is a value
+}
+
+// CLI11 lists the leftover arguments ("not expected: hostB -q"); the user
+// needs the unknown flag, or the one positional argument too many.
+std::string extras_text(const CLI::App& app, const CLI::ParseError& error) {
+  const auto rest = app.remaining();
+  for (const auto& a : rest) {
+    if (a.starts_with("--benchmark_")) {
+      return fmt::format("{}: not a Google Benchmark flag, or a bad value for one", a);
+    }
+    if (looks_like_flag(a)) return fmt::format("unknown flag {}", a.substr(0, a.find('=')));
+  }
+  if (!rest.empty()) return fmt::format("unexpected argument '{}'", rest.front());
+  return parse_error_text(error);
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std::string_view prog,
+                                      std::string_view extra_help) {
+  use_help_layout(app);
+  if (app.get_option_no_throw("--version") == nullptr) {
+    app.set_version_flag("-V,--version", std::string(ctrl::build_version()), "Print fabench's version and exit");
+  }
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  if (app.get_option_no_throw("--help-all") == nullptr) {
+    app.add_flag("--help-all")->description("Print the help with every flag (also the perftest compatibility ones)");
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help" || a == "--help-all") {
+      std::cout << help_text(app, a == "--help-all") << extra_help;
       return 0;
     }
+  }
+  if (auto bad = check_benchmark_flags(argc, argv); !bad.empty()) {
+    std::cerr << prog << ": error: " << bad << " (see --help)\n";
+    return 2;
   }
   benchmark::Initialize(&argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << prog << ": error: " << parse_error_text(e) << " (see --help)\n";
+    const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+    std::cerr << prog << ": error: " << (extras ? extras_text(app, e) : parse_error_text(e)) << " (see --help)\n";
     return 2;
   }
   return std::nullopt;

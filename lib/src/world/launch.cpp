@@ -16,7 +16,8 @@ void add_rank_flags(CLI::App& app, RankFlags& f) {
       ->check(harness::whole_number("--rank", 0, 65535));
   app.add_option("--world-size", f.size, "Number of ranks (default: from the launcher's environment)")
       ->check(harness::whole_number("--world-size", 1, 65536));
-  app.add_option("--master-addr", f.master_addr, "Rank 0's address (default MASTER_ADDR, else 127.0.0.1)");
+  app.add_option("--master-addr", f.master_addr, "Rank 0's address (default MASTER_ADDR, else 127.0.0.1)")
+      ->type_name("ADDR");
   app.add_option("--master-port", f.master_port, "Rank 0's rendezvous port (default MASTER_PORT, else 18516)")
       ->check(harness::whole_number("--master-port", 1, 65535));
   app.add_option("--spin", f.spin,
@@ -25,12 +26,13 @@ void add_rank_flags(CLI::App& app, RankFlags& f) {
       ->check(harness::whole_number("--spin", 0, 2147483647));
   app.add_flag("--print-all", f.print_all, "Every rank logs (default: rank 0 only)");
   app.add_option("-u,--qp-timeout", f.qp_timeout,
-                 "RC ACK timeout: 4.096 us x 2^N before a retransmission (default 20 = 4.3 s, as NCCL_IB_TIMEOUT)")
-      ->check(harness::whole_number("-u", 1, 31));
+                 "RC ACK timeout 4.096 us x 2^N, 0-31 (0: none; default 20 = 4.3 s, as NCCL_IB_TIMEOUT)")
+      ->check(harness::whole_number("-u", 0, 31));
   app.add_option("--token", f.token,
                  "Shared secret every rank must prove at the rendezvous (visible in ps: prefer --token-file or "
                  "FABENCH_TOKEN)");
-  app.add_option("--token-file", f.token_file, "Read the shared secret from this file (default: FABENCH_TOKEN)");
+  app.add_option("--token-file", f.token_file, "Read the shared secret from FILE (default: FABENCH_TOKEN)")
+      ->type_name("FILE");
 }
 
 ctrl::Bootstrap connect_ranks(const RankFlags& f, std::chrono::milliseconds timeout) {
@@ -68,6 +70,12 @@ std::uint32_t spin_before_yield(const RankFlags& f, const ctrl::Bootstrap& boot)
   const auto here = static_cast<unsigned>(std::count(hosts.begin(), hosts.end(), hosts[boot.rank()]));
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   return here > cores ? 0U : 1'000'000U;
+}
+
+std::string rank_count_mismatch(const std::string& what, std::uint32_t needed, std::uint32_t launched) {
+  return fmt::format("{} need{} {} rank{}, but {} {} launched (mpirun -np {}, srun -n {} or fabench-launch -n {})",
+                     what, what.find(" and ") == std::string::npos ? "s" : "", needed, needed == 1 ? "" : "s",
+                     launched, launched == 1 ? "was" : "were", needed, needed, needed);
 }
 
 void add_world_context(const ctrl::Bootstrap& boot, std::uint32_t spin, std::uint32_t qp_timeout) {

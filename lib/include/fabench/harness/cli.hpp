@@ -8,6 +8,7 @@
 #include <charconv>
 #include <chrono>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -37,19 +38,37 @@ struct UsageError : std::runtime_error {
 // A whole number in [min, max]: "-n must be at least 1 (got 0)",
 // "-q must be from 1 to 1024 (got 2000)", "-n: 'abc' is not a whole number".
 [[nodiscard]] CLI::Validator whole_number(std::string flag, std::int64_t min, std::int64_t max);
+// A number (not only whole) of at least `min`, or above it when `inclusive` is
+// false: "--alpha-us must be at least 0 (got -5)", "--ttft-ms must be more than 0 (got 0)".
+[[nodiscard]] CLI::Validator number_at_least(std::string flag, double min, bool inclusive = true);
 // A duration in seconds above zero: "--timeout must be more than 0 seconds (got -1)".
 [[nodiscard]] CLI::Validator positive_seconds(std::string flag);
+
+// Help text: every line within kHelpColumns; a value shown as N, NUM, VALUE or
+// the option's own type_name, never CLI11's type strings.
+inline constexpr std::size_t kHelpColumns = 100;
+// Installs fabench's help layout on `app` (parse_command_line does it too).
+void use_help_layout(CLI::App& app);
+// The options of `group` are listed by --help-all only (perftest's flags in
+// fabench-lat/-bw), so that --help stays one screen.
+void help_all_only(CLI::App& app, std::string group);
+// --help (all = false) or --help-all (all = true) of `app`.
+[[nodiscard]] std::string help_text(CLI::App& app, bool all);
 
 // One line for a CLI11 parse error, without CLI11's "--long-name: " prefix
 // where one of the validators above already names the flag.
 [[nodiscard]] std::string parse_error_text(const CLI::ParseError& error);
 
-// The command line of every binary: -h/--help prints CLI11's help, then
-// `extra_help` (before Google Benchmark would print its own); otherwise Google
-// Benchmark takes its --benchmark_* flags out of argv and CLI11 parses the
-// rest. Returns an exit status when the program should end here (0 after
-// help or --version, 2 after a bad flag, printed as "PROG: error: ... (see
-// --help)"), std::nullopt to go on.
+// The command line of every binary. Every binary gets -V/--version (fabench's
+// build version), -h/--help and --help-all in fabench's layout. -h/--help
+// prints the help, then `extra_help` (before Google Benchmark would print its
+// own); otherwise Google Benchmark takes its --benchmark_* flags out of argv
+// (a bad --benchmark_format/--benchmark_out_format value is refused here:
+// Google Benchmark itself would print its usage and exit 0) and CLI11 parses
+// the rest; an unknown flag is named ("unknown flag -q"), not blamed on the
+// positional argument after it. Returns an exit status when the program
+// should end here (0 after help or --version, 2 after a bad flag, printed as
+// one line "PROG: error: ... (see --help)"), std::nullopt to go on.
 [[nodiscard]] std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std::string_view prog,
                                                     std::string_view extra_help);
 
@@ -84,8 +103,11 @@ template <std::integral T>
 // "4G", "512M", "64KiB", "65536" -> bytes (K, M, G are powers of 2^10).
 // Throws std::invalid_argument.
 [[nodiscard]] std::uint64_t parse_bytes(const std::string& text);
-// "2,64,4K,1M" -> {2, 64, 4096, 1048576}; 0 is refused. Throws std::invalid_argument.
-[[nodiscard]] std::vector<std::uint64_t> parse_sizes(const std::string& text);
+// "2,64,4K,1M" -> {2, 64, 4096, 1048576}; 0 and empty items are refused.
+// Throws UsageError naming `flag`: "-s 2,,4: an empty size in the list".
+[[nodiscard]] std::vector<std::uint64_t> parse_sizes(const std::string& text, std::string_view flag = "-s");
+// parse_bytes for a flag's value: UsageError "--max-mem: '5X': unknown unit 'X' (use K, M or G)".
+[[nodiscard]] std::uint64_t parse_flag_bytes(std::string_view flag, const std::string& text);
 // -b MIN -e MAX -f FACTOR: MIN, MIN*F, ... up to MAX (no overflow near 2^64).
 // Throws UsageError naming -b or -e: "-b: 'abc' is not a size", "-b 4M -e 1K: need 0 < -b <= -e".
 [[nodiscard]] std::vector<std::uint64_t> size_range(const std::string& min_text, const std::string& max_text,

@@ -40,6 +40,8 @@ void require_same_benchmarks(ctrl::Bootstrap& boot, const std::string& names);
 // --spin, else: 0 (yield at every empty poll) when this host has more ranks
 // than cores, else spin.
 [[nodiscard]] std::uint32_t spin_before_yield(const RankFlags& flags, const ctrl::Bootstrap& boot);
+// "WHAT needs 2 ranks, but 1 was launched (mpirun -np 2, srun -n 2 or fabench-launch -n 2)".
+[[nodiscard]] std::string rank_count_mismatch(const std::string& what, std::uint32_t needed, std::uint32_t launched);
 // ranks, launcher, hosts, spin_before_yield and qp_timeout in Google Benchmark's context.
 void add_world_context(const ctrl::Bootstrap& boot, std::uint32_t spin, std::uint32_t qp_timeout);
 
