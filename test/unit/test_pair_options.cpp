@@ -37,6 +37,11 @@ TEST_CASE("pair flags: the device flags and the pair's own", "[pair][cli]") {
   CHECK_FALSE(parse(Kind::kLatency, {"--loopback"}).serves());
   // Bandwidth-only flags do not exist in fabench-lat.
   CHECK_THROWS_AS(parse(Kind::kLatency, {"-q", "2"}), CLI::ParseError);
+  // --qps is the one spelling (docs/cli.md); perftest's --qp and --post_list stay.
+  CHECK(parse(Kind::kBandwidth, {"--qps", "3"}).qps == 3);
+  CHECK(parse(Kind::kBandwidth, {"--qp", "5"}).qps == 5);
+  CHECK(parse(Kind::kBandwidth, {"--post-list", "4"}).post_list == 4);
+  CHECK(parse(Kind::kBandwidth, {"--post_list", "8"}).post_list == 8);
 }
 
 TEST_CASE("pair flags: contradictions are one line each", "[pair][cli]") {
@@ -95,6 +100,11 @@ TEST_CASE("pair specs: a single impossible combination is an error", "[pair][cli
                     Catch::Contains("fabench-lat"));
   CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"--op", "teleport"}), Kind::kLatency),
                     Catch::Contains("unknown operation"));
+  // -A picks the operation: with --op as well, one of them would be ignored.
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-A", "FETCH_AND_ADD", "--op", "read"}), Kind::kLatency),
+                    "-A FETCH_AND_ADD and --op read contradict each other: -A picks the atomic operation");
+  CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-s", "2,,4"}), Kind::kLatency),
+                    "-s 2,,4: an empty size in the list");
   CHECK_THROWS_WITH(build_specs(parse(Kind::kLatency, {"-c", "TCP"}), Kind::kLatency),
                     Catch::Contains("unknown transport"));
   // perftest's other transports are named as such (test_pair_perftest.cpp).

@@ -54,9 +54,9 @@ std::optional<int> parse_command_line(const std::string& prog, Kind kind, int& a
       prog);
   add_options(app, o, kind);
   app.footer(
-      "Modes: no host = server (serves any number of clients, one at a time); host = client; --loopback = both\n"
-      "ends in this process. Flags keep perftest's meaning, so 'ib_write_lat -d mlx5_0 host' becomes\n"
-      "'fabench-lat -d mlx5_0 host'.");
+      "Modes: no host = server (serves any number of clients, one at a time); host = client;\n"
+      "--loopback = both ends in this process. Flags keep perftest's meaning (-b, -e included), so\n"
+      "'ib_write_lat -d mlx5_0 host' becomes 'fabench-lat -d mlx5_0 host'. --help-all: every flag.");
   return harness::parse_command_line(app, argc, argv, prog, kBenchmarkFlags);
 }
 
@@ -268,7 +268,7 @@ int pair_main(int argc, char** argv, Kind kind) {
   try {
     check_contradictions(o);
     popts.counters = !o.serves() && counter_selection(o).enabled;
-    popts.max_mem_bytes = harness::parse_bytes(o.max_mem);
+    popts.max_mem_bytes = harness::parse_flag_bytes("--max-mem", o.max_mem);
     popts.token = ctrl::resolve_token(o.token, o.token_file, ctrl::process_env());
     popts.clock = harness::resolve_clock(o.clock);
     // --loopback: both ends are in this process, so a random token keeps

@@ -13,6 +13,7 @@
 #include "fabench/harness/clock.hpp"
 #include "fabench/harness/counters.hpp"
 #include "fabench/pair/load.hpp"
+#include "fabench/pair/perftest_flags.hpp"
 
 namespace fabench::pair {
 
@@ -22,64 +23,85 @@ using harness::positive_seconds;
 using harness::UsageError;
 using harness::whole_number;
 
+// Shown by --help-all only: what most runs leave at its default.
+constexpr const char* kMoreGroup = "Server, link and security";
+
 void add_queue_options(CLI::App& app, Options& o, bool lat) {
-  app.add_option("-t,--tx-depth", o.tx_depth, fmt::format("Send queue depth (default {})", lat ? 2 : 128))
+  app.add_option("-t,--tx-depth", o.tx_depth, fmt::format("Send queue depth, WRs (default {})", lat ? 2 : 128))
       ->check(whole_number("-t", 1, 1 << 20));
   app.add_option("-r,--rx-depth", o.rx_depth,
-                 lat ? "Receive queue depth for send/recv (default 512; UD and UC with -n: min(-n, 16000), as "
-                       "perftest, so that no receive is posted in the loop)"
-                     : "Receive queue depth for send/recv (default 512)")
+                 lat ? "Receive queue depth for send, WRs (default 512; UD/UC with -n: min(-n, 16000), as perftest)"
+                     : "Receive queue depth for send, WRs (default 512)")
       ->check(whole_number("-r", 1, 1 << 20));
   if (!lat) {
-    app.add_option("-q,--qp", o.qps, "Queue pairs (default 1)")->check(whole_number("-q", 1, 1024));
-    app.add_option("-l,--post_list", o.post_list, "WRs per ibv_post_send call (default 1)")
+    app.add_option("-q,--qps", o.qps, "Queue pairs (default 1)")->check(whole_number("-q", 1, 1024));
+    app.add_option("-l,--post-list", o.post_list, "WRs per ibv_post_send call (default 1)")
         ->check(whole_number("-l", 1, 1 << 20));
-    app.add_option("-Q,--cq-mod", o.cq_mod, "One signaled completion every N WRs (default 100, capped at -t)")
+    app.add_option("-Q,--cq-mod", o.cq_mod, "One signaled completion every N WRs (default 100, at most -t)")
         ->check(whole_number("-Q", 1, 1 << 20));
-    app.add_flag("-b,--bidirectional", o.bidir, "Both ends send at once");
+    app.add_flag("-b,--bidirectional", o.bidir, "Both ends send at once (perftest's -b; not nccl-tests' min bytes)");
+    // perftest's spellings of the two above.
+    app.add_option("--qp", o.qps, "Same as -q/--qps (perftest's spelling)")
+        ->check(whole_number("-q", 1, 1024))
+        ->group(kPerftestGroup);
+    app.add_option("--post_list", o.post_list, "Same as -l/--post-list (perftest's spelling)")
+        ->check(whole_number("-l", 1, 1 << 20))
+        ->group(kPerftestGroup);
   }
-  app.add_option("-I,--inline_size", o.inline_bytes,
-                 "Inline payloads up to this size (default: device max, at most 220)")
+  app.add_option("-I,--inline_size", o.inline_bytes, "Inline payloads up to N bytes (default: device max, at most 220)")
       ->check(whole_number("-I", 0, 65536));
-  app.add_option("-m,--mtu", o.mtu, fmt::format("Path MTU: {} (default: active MTU)", harness::kPathMtuChoices))
+  app.add_option("-m,--mtu", o.mtu, fmt::format("Path MTU, bytes: {} (default: the port's active MTU)",
+                                                harness::kPathMtuChoices))
       ->check(whole_number("-m", 256, 4096));
 }
 
 void add_mode_options(CLI::App& app, Options& o) {
   app.add_option("-p,--port", o.port, "TCP port of the control connection (default 18515)")
       ->check(whole_number("-p", 1, 65535));
-  app.add_flag("-e,--events", o.events, "Wait on completion events instead of polling");
-  app.add_flag("-F,--CPU-freq", o.cpu_freq,
-               "Accepted for perftest compatibility (fabench measures the TSC's rate over each run: see --clock)");
+  app.add_flag("-e,--events", o.events,
+               "Wait on completion events instead of polling (perftest's -e; not nccl-tests' max bytes)");
   app.add_flag("-R,--rdma_cm", o.rdma_cm,
-               "Client: connect the queue pairs through rdma_cm (address and route resolution, connect/accept; RC, "
-               "UC, UD) toward the server's address; the control connection still carries commands and results. A "
-               "server serves such clients without it");
-  app.add_flag("--ipv6", o.dev.ipv6_gid,
-               "RoCE: a RoCE v2 GID with an IPv6 address (global before link-local) instead of IPv4 (-x overrides)");
-  app.add_option("-S,--sl", o.sl, "Service level (default 0)")->check(whole_number("-S", 0, 15));
-  app.add_option("-T,--tos,--tclass", o.tos, "Traffic class of the GRH (default 0)")->check(whole_number("-T", 0, 255));
-  app.add_option("--bind", o.bind, "Server: address to listen on (default: all)");
-  app.add_option("--source_ip", o.source_ip,
-                 "Client: local IP address of the control connection (default: the routing table's choice)");
-  app.add_option("--max-mem", o.max_mem, "Server: largest buffer a client may ask for (default 4G)");
-  app.add_option("--handshake-timeout", o.handshake_s,
-                 "Server: seconds a new connection has to send a valid Hello before it is dropped (default 3)")
-      ->check(positive_seconds("--handshake-timeout"));
+               "Client: connect the QPs through rdma_cm toward the server's address (RC, UC, UD)");
   app.add_flag("--loopback", o.loopback, "Run both ends in this process (one device, or -d A --peer-device B)");
-  app.add_flag("--once", o.once, "Server: exit after the first client");
+  app.add_flag("-F,--CPU-freq", o.cpu_freq, "Accepted for perftest; fabench measures the TSC's rate (see --clock)")
+      ->group(kMoreGroup);
+  app.add_flag("--ipv6", o.dev.ipv6_gid, "RoCE: pick a RoCE v2 GID with an IPv6 address, not IPv4 (-x overrides)")
+      ->group(kMoreGroup);
+  app.add_option("-S,--sl", o.sl, "Service level, 0-15 (default 0)")->check(whole_number("-S", 0, 15))->group(kMoreGroup);
+  app.add_option("-T,--tos,--tclass", o.tos, "Traffic class of the GRH, 0-255 (default 0)")
+      ->check(whole_number("-T", 0, 255))
+      ->group(kMoreGroup);
+  app.add_option("--bind", o.bind, "Server: address to listen on (default: all)")->type_name("ADDR")->group(kMoreGroup);
+  app.add_option("--source_ip", o.source_ip, "Client: local IP address of the control connection (default: routed)")
+      ->type_name("ADDR")
+      ->group(kMoreGroup);
+  app.add_option("--max-mem", o.max_mem, "Server: largest buffer a client may ask for, bytes, K/M/G (default 4G)")
+      ->type_name("SIZE")
+      ->group(kMoreGroup);
+  app.add_option("--handshake-timeout", o.handshake_s,
+                 "Server: seconds a new connection has to send a valid Hello (default 3)")
+      ->check(positive_seconds("--handshake-timeout"))
+      ->group(kMoreGroup);
+  app.add_flag("--once", o.once, "Server: exit after the first client")->group(kMoreGroup);
   app.add_option("--counters", o.counters,
-                 "Port/hw counter changes of both ends per run: default (bytes, packets, errors, congestion), all, "
-                 "none, or a list of names (as -W)");
-  app.add_option("--token", o.token,
-                 "Shared secret both ends must prove (visible in ps: prefer --token-file or FABENCH_TOKEN)");
-  app.add_option("--token-file", o.token_file, "Read the shared secret from this file (default: FABENCH_TOKEN)");
-  app.set_version_flag("-V,--version", std::string(ctrl::build_version()));
+                 "Port counter changes per run: default (bytes, packets, errors, congestion), all, none, or names")
+      ->type_name("LIST")
+      ->group(kMoreGroup);
+  app.add_option("--token", o.token, "Shared secret both ends must prove (visible in ps: prefer --token-file)")
+      ->group(kMoreGroup);
+  app.add_option("--token-file", o.token_file, "Read the shared secret from FILE (default: FABENCH_TOKEN)")
+      ->type_name("FILE")
+      ->group(kMoreGroup);
+  harness::help_all_only(app, kMoreGroup);
 }
 
 std::vector<Op> parse_ops(const Options& o, Kind kind) {
   std::string op_list = o.ops;
   if (!o.atomic_type.empty()) {
+    if (o.ops_given) {
+      throw UsageError(fmt::format("-A {} and --op {} contradict each other: -A picks the atomic operation",
+                                   o.atomic_type, o.ops));
+    }
     if (o.atomic_type == "FETCH_AND_ADD") op_list = "atomic_fadd";
     else if (o.atomic_type == "CMP_AND_SWAP") op_list = "atomic_cswap";
     else throw UsageError(fmt::format("-A {}: expected FETCH_AND_ADD or CMP_AND_SWAP", o.atomic_type));
@@ -115,7 +137,7 @@ std::vector<std::uint64_t> message_sizes(const Options& o, Kind kind) {
   if (o.all && !o.sizes.empty()) throw UsageError("-a and -s contradict each other: -a sweeps every size");
   if (o.all) return harness::all_sizes();
   if (o.sizes.empty()) return {kind == Kind::kLatency ? 2U : 65536U};
-  return harness::parse_sizes(o.sizes);
+  return harness::parse_sizes(o.sizes, "-s");
 }
 
 }  // namespace
@@ -164,34 +186,32 @@ void add_options(CLI::App& app, Options& o, Kind kind) {
   const bool lat = kind == Kind::kLatency;
   app.add_option("host", o.host, "Server to connect to (omit to serve; see --loopback)");
   harness::add_device_flags(app, o.dev);
-  app.add_option("--peer-device", o.peer_device, "With --loopback: device of the other end (default: same as -d)");
+  app.add_option("--peer-device", o.peer_device, "With --loopback: device of the other end (default: -d's)")
+      ->type_name("DEV");
   app.add_option("-s,--size", o.sizes,
-                 fmt::format("Message size(s) in bytes, a list like 2,64,4K (default {})", lat ? "2" : "65536"));
+                 fmt::format("Message size(s), bytes, K/M/G, a list like 2,64,4K (default {})", lat ? "2" : "64K"))
+      ->type_name("SIZES");
   app.add_flag("-a,--all", o.all, "Sweep sizes 2 B .. 8 MiB by powers of two");
-  app.add_option("-n,--iters", o.iters,
-                 "Fixed iteration count per benchmark run (default: Google Benchmark's adaptive count)")
+  app.add_option("-n,--iters", o.iters, "Iterations per benchmark run (default: Google Benchmark's adaptive count)")
       ->check(whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
-  app.add_option("-D,--duration", o.duration_s, "Run each benchmark for at least this many seconds")
+  app.add_option("-D,--duration", o.duration_s, "Seconds to run each benchmark, at least (default: adaptive)")
       ->check(positive_seconds("-D"));
-  app.add_option("-c,--connection", o.connections, "Transport(s): RC, UC, UD or a list (default RC)");
+  app.add_option("-c,--connection", o.connections, "Transport(s): RC, UC, UD or a list (default RC)")
+      ->type_name("LIST");
   app.add_option("--op", o.ops,
                  lat ? "Operation(s): write, send, read, atomic_fadd, atomic_cswap, a list, or all (default write)"
-                     : "Operation(s): write, send, read, a list, or all (default write)");
+                     : "Operation(s): write, send, read, a list, or all (default write)")
+      ->type_name("LIST")
+      ->each([&o](const std::string& /*value*/) { o.ops_given = true; });
   if (lat) {
-    app.add_option("-A,--atomic_type", o.atomic_type,
-                   "Atomic latency: FETCH_AND_ADD or CMP_AND_SWAP (as ib_atomic_lat)");
-  }
-  if (lat) {
+    app.add_option("-A,--atomic_type", o.atomic_type, "Atomic latency: FETCH_AND_ADD or CMP_AND_SWAP (instead of --op)")
+        ->type_name("TYPE");
     app.add_option("--load", o.load,
-                   "Also run each benchmark while other QPs of the pair stream: OP,SIZE[,qps=N][,rate=RATE][,bidir]; "
-                   "OP write or read, SIZE as -s, qps=N load QPs (default 1), rate=RATE offered payload bits/s per "
-                   "streaming end (G = 1e9; default flat out), bidir: the server streams too. Each benchmark runs "
-                   "twice, without and with the load (name suffix /load:...), e.g. --load write,1M,qps=2,rate=2G")
+                   "Also run each benchmark while other QPs stream: OP,SIZE[,qps=N][,rate=RATE][,bidir], "
+                   "e.g. write,1M,qps=2,rate=2G (RATE in bit/s, G = 1e9)")
         ->type_name("SPEC");
     app.add_option("--clock", o.clock,
-                   "Clock of the per-iteration timestamps: tsc (one instruction per sample; its rate is measured "
-                   "against CLOCK_MONOTONIC over each run, not guessed), monotonic (clock_gettime), or auto: the TSC "
-                   "where CPUID says it is invariant, else CLOCK_MONOTONIC (default auto)")
+                   "Timestamps: tsc, monotonic, or auto = tsc where invariant, else monotonic (default auto)")
         ->type_name("SOURCE");
   }
   add_queue_options(app, o, lat);

@@ -89,13 +89,13 @@ void add_output_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
   app.add_option("--output-format", f.output_format,
                  "google (Google Benchmark's reporters, default) or perftest (perftest's own table, for scripts)")
       ->check(CLI::IsMember({"google", "perftest"}))
-      ->group("perftest compatibility");
+      ->group(kPerftestGroup);
   app.add_option("--output", f.output,
                  bw ? "Print only one number: bandwidth or message_rate (perftest's --output)"
                     : "Print only one number: latency (the average, perftest's --output)")
-      ->group("perftest compatibility");
+      ->group(kPerftestGroup);
   app.add_flag("--out_json", f.out_json, "Also write perftest's JSON report (perftest_out.json)")
-      ->group("perftest compatibility");
+      ->group(kPerftestGroup);
   app.add_option_function<std::string>(
          "--out_json_file",
          [&f](const std::string& path) {
@@ -103,46 +103,46 @@ void add_output_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
            f.out_json = true;
          },
          "File of --out_json (implies it)")
-      ->group("perftest compatibility");
+      ->group(kPerftestGroup);
   if (bw) {
     app.add_flag("--report_gbits", f.report_gbits, "perftest table in Gb/sec (1e9 bit/s) instead of MB/sec (2^20 B/s)")
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
     app.add_flag("-N,--noPeak", f.no_peak, "perftest table: print 0 as the peak, as perftest -N")
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
     app.add_flag("--report-both", f.report_both, "With -b: one row per direction (perftest table)")
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
     app.add_option("-w,--limit_bw", f.limit_bw, "Exit 1 when the average bandwidth is below this (table's unit)")
-        ->check(CLI::NonNegativeNumber)
-        ->group("perftest compatibility");
+        ->check(harness::number_at_least("-w", 0))
+        ->group(kPerftestGroup);
     app.add_option("-y,--limit_msgrate", f.limit_msgrate, "Exit 1 when the message rate is below this (Mpps)")
-        ->check(CLI::NonNegativeNumber)
-        ->group("perftest compatibility");
+        ->check(harness::number_at_least("-y", 0))
+        ->group(kPerftestGroup);
     app.add_flag("--run_infinitely", f.run_infinitely,
                  "Repeat every benchmark until SIGINT/SIGTERM (-D each, default 5)")
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
     app.add_flag("--reversed", f.reversed,
                  "Reverse the traffic: the server writes, sends or reads toward the client; the rates are the "
                  "server's, timed there")
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
     app.add_option("--wait_destroy", f.wait_destroy_s, "Wait this many seconds before releasing resources")
         ->check(whole_number("--wait_destroy", 0, 3600))
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
   } else {
     app.add_flag("-H,--report-histogram", f.histogram, "perftest table: also print every sample, sorted")
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
     app.add_flag("-U,--report-unsorted", f.unsorted, "perftest table: also print every sample, in order")
-        ->group("perftest compatibility");
+        ->group(kPerftestGroup);
   }
 }
 
 void add_side_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
-  const std::string g = "perftest compatibility";
+  const std::string g = kPerftestGroup;
   if (kind == Kind::kBandwidth) {
     app.add_flag("--mr_per_qp", f.side.mr_per_qp,
                  "One memory region per QP on this end, instead of one for all its QPs")
         ->group(g);
   }
-  app.add_option("-u,--qp-timeout", f.side.qp_timeout, "RC retry timeout 4.096 us * 2^N of this end (default 14)")
+  app.add_option("-u,--qp-timeout", f.side.qp_timeout, "RC ACK timeout 4.096 us x 2^N, 0-31 (0: none; default 14, as perftest)")
       ->check(whole_number("-u", 0, 31))
       ->group(g);
   app.add_option("-L,--hop_limit", f.side.hop_limit, "GRH hop limit of this end's packets (default 64)")
@@ -182,6 +182,7 @@ void add_perftest_flags(CLI::App& app, PerftestFlags& f, Kind kind) {
   add_output_flags(app, f, kind);
   add_side_flags(app, f, kind);
   for (const auto& r : kRefused) add_refused(app, f, r, kind);
+  harness::help_all_only(app, kPerftestGroup);
 }
 
 void check_perftest_flags(const PerftestFlags& f, bool fixed_iterations) {

@@ -33,6 +33,7 @@ struct Options {
   bool bidir = false;
   std::string connections = "RC";
   std::string ops = "write";
+  bool ops_given = false;  // --op was on the command line (-A and --op contradict each other)
   std::string atomic_type;
   std::uint32_t mtu = 0;
   std::uint16_t port = 18515;
@@ -43,7 +44,7 @@ struct Options {
   unsigned tos = 0;
   std::string bind;
   std::string source_ip;  // client: local address of the control connection (perftest's --source_ip)
-  std::string max_mem = "4G";
+  std::string max_mem = "4G";  // server: --max-mem, a size (K, M, G = 2^10, 2^20, 2^30)
   double handshake_s = 3;
   bool loopback = false;
   bool once = false;

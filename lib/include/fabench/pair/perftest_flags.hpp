@@ -16,6 +16,10 @@
 
 namespace fabench::pair {
 
+// The help group of perftest's flags (and perftest's spellings --qp,
+// --post_list): listed by --help-all, not --help.
+inline constexpr const char* kPerftestGroup = "perftest compatibility";
+
 struct PerftestFlags {
   Kind kind = Kind::kLatency;            // the tool family, set by add_perftest_flags
   std::string output_format = "google";  // --output-format: google or perftest
