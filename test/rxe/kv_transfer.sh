@@ -42,6 +42,6 @@ t0=$SECONDS
 rc=0
 "$LAUNCH" -n 2 --timeout 60 -- "$KV" -d "$DEV0" -x 1 --timeout 5 "${M[@]}" --decode-tp 2 >"$WORK/mismatch.out" 2>&1 || rc=$?
 ((rc != 0)) || fail "a world of the wrong size ran"
-grep -q "prefill TP 1 and decode TP 2 need 3 ranks; 2 were launched" "$WORK/mismatch.out" ||
+grep -q "prefill TP 1 and decode TP 2 need 3 ranks, but 2 were launched" "$WORK/mismatch.out" ||
   { cat "$WORK/mismatch.out"; fail "world size mismatch: no clear line"; }
 ok "wrong world size refused in $((SECONDS - t0)) s"

@@ -40,6 +40,12 @@ TEST_CASE("kv: heads per TP rank, split and replicated", "[kv]") {
   s.prefill_tp = 3;
   CHECK_THROWS_WITH(validate(s),
                     "prefill TP 3 does not divide the model's 8 KV heads (use a divisor, or more ranks than heads)");
+  // More ranks than heads: each head on TP / heads ranks, so a multiple (as vLLM requires).
+  s.prefill_tp = 12;
+  CHECK_THROWS_WITH(validate(s), "prefill TP 12 is not a multiple of the model's 8 KV heads (with more ranks than "
+                                 "heads, each head is replicated on TP / heads ranks)");
+  s.prefill_tp = 16;
+  CHECK_NOTHROW(validate(s));
 }
 
 TEST_CASE("kv: routes: who sends which heads to whom", "[kv]") {

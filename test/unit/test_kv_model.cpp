@@ -43,7 +43,8 @@ TEST_CASE("kv: dtypes, our names and Hugging Face's", "[kv]") {
   CHECK(parse_dtype("float32") == Dtype::kFp32);
   CHECK(dtype_name(Dtype::kFp8) == "fp8");
   CHECK_THROWS_WITH(parse_dtype("int8"),
-                    "unknown dtype \"int8\" (bf16, fp16, fp8, fp32, or bfloat16, float16, float8_e4m3fn, float32)");
+                    "unknown dtype \"int8\" (bf16, fp16 or f16, fp8, fp32 or f32, or bfloat16, float16, "
+                    "float8_e4m3fn, float32)");
 }
 
 TEST_CASE("kv: every preset's bytes per token, by hand", "[kv]") {

@@ -296,7 +296,7 @@ TEST_CASE("kvbench cli: page size 16, 64 for MLA; --page-tokens and --dtype chan
   CHECK(fp8[1].spec.model.dtype == kv::Dtype::kFp8);
   CHECK(fp8[1].spec.model.bytes_per_token() == 65536);
   CHECK(benches({"--dtype", "fp32", "--model", "deepseek-r1"})[0].spec.model.bytes_per_token() == 2 * 70272);
-  CHECK(usage_error({"--dtype", "int4"}).rfind("--dtype int4: unknown dtype \"int4\" (bf16, fp16, fp8, fp32", 0) == 0);
+  CHECK(usage_error({"--dtype", "int4"}).rfind("--dtype int4: unknown dtype \"int4\" (bf16, fp16 or f16, fp8, fp32 or f32", 0) == 0);
 }
 
 TEST_CASE("kvbench cli: --plan text: the model line and a row per layout x merge", "[kvbench]") {
@@ -361,4 +361,48 @@ TEST_CASE("kvbench cli: --plan --json: Llama-3.1-70B at ISL 4096", "[kvbench]") 
   CHECK(both[1]["spec"]["direction"] == "pull");
   CHECK(both[0]["link_bytes_per_s"].get<double>() == Approx(50e9));
   CHECK(both[0]["per_wr_seconds"].get<double>() == Approx(50e-9));
+}
+
+TEST_CASE("kvbench cli: --plan checks what a run checks and refuses what it ignores", "[kvbench]") {
+  const auto plan_error = [](const std::vector<std::string>& args) -> std::string {
+    try {
+      (void)render_plans(parse(args));
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  // A value a run refuses is refused by --plan too.
+  CHECK(plan_error({"--plan", "--isl", "0"}) == "--isl must be from 1 to 16777216 (got 0)");
+  CHECK(plan_error({"--plan", "--max-wr-bytes", "4G"}) == "--max-wr-bytes must be from 1 to 2G (got 4G)");
+  // The table shows every layout, merged and not: --layout and --merge would be ignored.
+  CHECK(plan_error({"--plan", "--merge", "maybe"}) ==
+        "--merge does not apply to --plan: its table shows every layout, merged and not");
+  CHECK(plan_error({"--plan", "--layout", "block"}) ==
+        "--layout does not apply to --plan: its table shows every layout, merged and not");
+  CHECK(plan_error({"--plan", "--signal", "0"}) == "--signal does not apply to --plan: it predicts from the WRs, not a run");
+  CHECK(plan_error({"--plan", "-q", "2"}) == "--qps does not apply to --plan: it predicts from the WRs, not a run");
+  CHECK(plan_error({"--plan", "--wr-sweep"}) == "--wr-sweep is a run: --plan does not predict it; drop one of them");
+  // A run refuses the flags of other modes.
+  CHECK(usage_error({"--json", "out.json"}) ==
+        "--json goes with --plan (a run's JSON: --benchmark_out=FILE --benchmark_out_format=json)");
+  CHECK(usage_error({"-b", "1K"}) == "-b goes with --wr-sweep");
+  CHECK(usage_error({"--wr-sweep", "--layout", "block"}) ==
+        "--layout does not apply to --wr-sweep: the sweep moves the request contiguous, in WRs of -b..-e bytes");
+  CHECK(usage_error({"--merge", "maybe"}) == "--merge takes on or off (got maybe)");
+  // --frag lists: one plan per fraction.
+  CHECK(nlohmann::json::parse(render_plans(parse({"--plan", "--json", "--frag", "0,0.5"}))).size() == 2);
+}
+
+TEST_CASE("kvbench cli: --json FILE, -q/--qps, and fabench-coll's dtype spellings", "[kvbench]") {
+  CHECK(plan_path(parse({"--plan", "--json"})).empty());
+  CHECK(plan_path(parse({"--plan", "--json", "-"})).empty());
+  CHECK(plan_path(parse({"--plan", "--json", "plan.json"})) == "plan.json");
+  CHECK(plan_path(parse({"--plan"})).empty());
+  CHECK(parse({"-q", "4"}).qps == 4);
+  CHECK(parse({"--qps", "2"}).qps == 2);
+  // f32/f16 (fabench-coll's names) are fp32/fp16; names and JSON keep the canonical spelling.
+  CHECK(benches({"--dtype", "f32"})[0].spec.model.dtype == kv::Dtype::kFp32);
+  CHECK(benches({"--dtype", "f16"})[0].spec.model.dtype == kv::Dtype::kFp16);
+  CHECK(kv::dtype_name(kv::parse_dtype("f32")) == "fp32");
 }

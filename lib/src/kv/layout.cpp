@@ -30,6 +30,13 @@ void check_tp(std::uint32_t heads, std::uint32_t tp, std::string_view side) {
     throw KvError(fmt::format(
         "{} TP {} does not divide the model's {} KV heads (use a divisor, or more ranks than heads)", side, tp, heads));
   }
+  // More ranks than heads: each head is replicated on TP / heads ranks, so TP
+  // must be a multiple of the heads (vLLM refuses anything else).
+  if (heads < tp && tp % heads != 0) {
+    throw KvError(fmt::format("{} TP {} is not a multiple of the model's {} KV heads (with more ranks than heads, "
+                              "each head is replicated on TP / heads ranks)",
+                              side, tp, heads));
+  }
 }
 
 }  // namespace

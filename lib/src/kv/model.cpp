@@ -24,7 +24,9 @@ struct DtypeSpelling {
   Dtype dtype;
 };
 
-constexpr std::array<DtypeSpelling, 8> kDtypeSpellings{{
+// fp32/fp16 are the canonical names (in benchmark names and JSON); f32/f16 are
+// fabench-coll's spellings of the same types, accepted so --dtype means one thing.
+constexpr std::array<DtypeSpelling, 10> kDtypeSpellings{{
     {"bf16", Dtype::kBf16},
     {"fp16", Dtype::kFp16},
     {"fp8", Dtype::kFp8},
@@ -33,6 +35,8 @@ constexpr std::array<DtypeSpelling, 8> kDtypeSpellings{{
     {"float16", Dtype::kFp16},
     {"float8_e4m3fn", Dtype::kFp8},
     {"float32", Dtype::kFp32},
+    {"f16", Dtype::kFp16},
+    {"f32", Dtype::kFp32},
 }};
 
 ModelShape gqa(std::string name, std::uint32_t layers, std::uint32_t kv_heads, std::uint32_t head_dim) {
@@ -86,8 +90,8 @@ Dtype parse_dtype(std::string_view s) {
     if (sp.name == l) return sp.dtype;
   }
   throw KvError(
-      fmt::format("unknown dtype \"{}\" (bf16, fp16, fp8, fp32, or bfloat16, float16, float8_e4m3fn, "
-                  "float32)",
+      fmt::format("unknown dtype \"{}\" (bf16, fp16 or f16, fp8, fp32 or f32, or bfloat16, float16, "
+                  "float8_e4m3fn, float32)",
                   s));
 }
 

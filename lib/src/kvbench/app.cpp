@@ -1,5 +1,6 @@
 #include "fabench/kvbench/app.hpp"
 
+#include <fstream>
 #include <iostream>
 #include <limits>
 
@@ -44,8 +45,9 @@ int run(const Cli& c, std::vector<KvBench> benches) {
   auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
   const kv::KvSpec& shape = benches.front().spec;
   if (boot.size() != shape.prefill_tp + shape.decode_tp) {
-    throw UsageError(fmt::format("prefill TP {} and decode TP {} need {} ranks; {} were launched", shape.prefill_tp,
-                                 shape.decode_tp, shape.prefill_tp + shape.decode_tp, boot.size()));
+    throw UsageError(world::rank_count_mismatch(
+        fmt::format("prefill TP {} and decode TP {}", shape.prefill_tp, shape.decode_tp),
+        shape.prefill_tp + shape.decode_tp, boot.size()));
   }
   const bool leader = boot.rank() == 0;
   if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::off);
@@ -92,6 +94,7 @@ int kv_main(int argc, char** argv) {
       "mpirun -np N, srun -n N or fabench-launch -n N (rank and size from the launcher's environment).\n"
       "-d takes a list (rxe0,rxe1): rank r uses entry r mod its length.\n"
       "--plan needs no RDMA: it prints the shape, the WRs per layout and the predicted time.\n"
+      "-b/-e are nccl-tests' min/max bytes (not perftest's bidirectional/events).\n"
       "Presets: " + kv_preset_list());
   if (auto rc = harness::parse_command_line(
           app, argc, argv, "fabench-kv",
@@ -103,7 +106,15 @@ int kv_main(int argc, char** argv) {
   std::vector<KvBench> benches;
   try {
     if (c.plan) {
-      std::cout << render_plans(c);
+      const std::string plans = render_plans(c);
+      const std::string path = plan_path(c);
+      if (path.empty()) {
+        std::cout << plans;
+      } else {
+        std::ofstream out(path);
+        out << plans;
+        if (!out.flush()) throw UsageError(fmt::format("--json {}: cannot write the file", path));
+      }
       return 0;
     }
     benches = build_benches(c);

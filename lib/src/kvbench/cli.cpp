@@ -17,52 +17,84 @@ using harness::UsageError;
 void add_options(CLI::App& app, Cli& c) {
   harness::add_device_flags(app, c.dev);
   world::add_rank_flags(app, c.ranks);
+  // Records that `flag` was given, for the modes that ignore it (check_mode_flags).
+  const auto note = [&c](std::string flag) {
+    return [&c, flag = std::move(flag)](const std::string& /*value*/) { c.given.insert(flag); };
+  };
   app.add_option("--model", c.models, "Model presets, a list (default llama-3.1-8b; see below)")
+      ->type_name("LIST")
       ->each([&c](const std::string& /*value*/) { c.model_given = true; });
-  app.add_option("--model-config", c.model_config, "A Hugging Face config.json instead of --model");
-  app.add_option("--dtype", c.dtype, "Cache element type: bf16, fp16, fp8, fp32 (default: the model's)");
+  app.add_option("--model-config", c.model_config, "A Hugging Face config.json instead of --model")->type_name("FILE");
+  app.add_option("--dtype", c.dtype, "Cache element type: bf16, fp16 (f16), fp8, fp32 (f32) (default: the model's)")
+      ->type_name("TYPE");
   app.add_option("--page-tokens", c.page_tokens, "Tokens per page (default 16; 64 for MLA models)")
       ->check(harness::whole_number("--page-tokens", 1, 1 << 20));
-  app.add_option("--isl", c.isl, "Prompt tokens per request, a list (default 4096)");
+  app.add_option("--isl", c.isl, "Prompt tokens per request, a list (default 4096)")->type_name("LIST");
   app.add_option("--batch", c.batch, "Concurrent requests per transfer (default 1)")
       ->check(harness::whole_number("--batch", 1, 4096));
   app.add_option("--prefill-tp", c.prefill_tp, "Prefill TP: ranks 0..P-1 (default 1)")
       ->check(harness::whole_number("--prefill-tp", 1, 1024));
   app.add_option("--decode-tp", c.decode_tp, "Decode TP: ranks P..P+D-1 (default 1)")
       ->check(harness::whole_number("--decode-tp", 1, 1024));
-  app.add_option("--layout", c.layouts, "contiguous, layer (vLLM), block (TensorRT-LLM), a list (default layer)");
-  app.add_option("--frag", c.frags, "Fraction of pages at random block ids, 0..1, a list (default 0)");
-  app.add_option("--merge", c.merge, "Merge runs contiguous on both sides: on, off, a list (default on)");
+  app.add_option("--layout", c.layouts, "contiguous, layer (vLLM), block (TensorRT-LLM), a list (default layer)")
+      ->type_name("LIST")
+      ->each(note("--layout"));
+  app.add_option("--frag", c.frags, "Fraction of pages at random block ids, 0..1, a list (default 0)")
+      ->type_name("LIST")
+      ->each(note("--frag"));
+  app.add_option("--merge", c.merge, "Merge runs contiguous on both sides: on, off, a list (default on)")
+      ->type_name("LIST")
+      ->each(note("--merge"));
   app.add_option("--max-sge", c.max_sge, "Local segments per WR (default 1)")
-      ->check(harness::whole_number("--max-sge", 1, 1024));
+      ->check(harness::whole_number("--max-sge", 1, 1024))
+      ->each(note("--max-sge"));
   app.add_option("--max-wr-bytes", c.max_wr_bytes,
-                 "Largest WR a merge may build, and the contiguous layout's WR size (default 1G)");
-  app.add_option("--direction", c.directions, "push (prefill writes), pull (decode reads), a list (default push)");
-  app.add_option("--qps", c.qps, "QPs per prefill/decode pair; WRs dealt round-robin (default 1)")
-      ->check(harness::whole_number("--qps", 1, 64));
-  app.add_option("--signal", c.signal, "Signal every N-th WR per QP (default 16; a list with --wr-sweep)");
-  app.add_option("--post-list", c.post_list, "WRs per ibv_post_send (default 1; a list with --wr-sweep)");
+                 "Largest WR a merge may build, and the contiguous layout's WR size, bytes, K/M/G (default 1G)")
+      ->type_name("SIZE");
+  app.add_option("--direction", c.directions, "push (prefill writes), pull (decode reads), a list (default push)")
+      ->type_name("LIST");
+  app.add_option("-q,--qps", c.qps, "QPs per prefill/decode pair; WRs dealt round-robin (default 1)")
+      ->check(harness::whole_number("-q", 1, 64))
+      ->each(note("--qps"));
+  app.add_option("--signal", c.signal, "Signal every N-th WR per QP (default 16; a list with --wr-sweep)")
+      ->type_name("N")
+      ->each(note("--signal"));
+  app.add_option("--post-list", c.post_list, "WRs per ibv_post_send (default 1; a list with --wr-sweep)")
+      ->type_name("N")
+      ->each(note("--post-list"));
   app.add_option("--seed", c.seed, "Seed of the page tables (default 1)");
   app.add_flag("--plan", c.plan, "Print the shape, WRs per layout and predicted times; no RDMA");
-  app.add_flag("--json", c.json, "With --plan: JSON instead of the table");
-  app.add_option("--link", c.link, "Link rate for predictions, e.g. 400G (default: the port's; 400G for --plan)");
+  app.add_option("--json", c.json, "With --plan: the plan as JSON, to FILE (no FILE or -: stdout)")
+      ->expected(0, 1)
+      ->type_name("[FILE]");
+  app.add_option("--link", c.link, "Link rate for predictions, e.g. 400G, bit/s (default: the port's; --plan 400G)")
+      ->type_name("RATE");
   app.add_option("--wr-cost-ns", c.wr_cost_ns, "Posting cost per WR for predictions, ns (default 50)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(harness::number_at_least("--wr-cost-ns", 0));
   app.add_option("--prefill-tps", c.prefill_tps, "Prefill speed, tokens/s: ttft_share = transfer p50 / (isl / tps)")
-      ->check(CLI::PositiveNumber);
+      ->check(harness::number_at_least("--prefill-tps", 0, false))
+      ->each(note("--prefill-tps"));
   app.add_option("--ttft-ms", c.ttft_ms, "Prefill time per request, ms: ttft_share = transfer p50 / this")
-      ->check(CLI::PositiveNumber);
+      ->check(harness::number_at_least("--ttft-ms", 0, false))
+      ->each(note("--ttft-ms"));
   app.add_flag("--wr-sweep", c.wr_sweep,
                "Per-WR cost curve: the request's bytes, contiguous, in WRs of -b..-e bytes; prints the knee");
-  app.add_option("-b,--minbytes", c.min_bytes, "--wr-sweep: smallest bytes per WR (default 64)");
-  app.add_option("-e,--maxbytes", c.max_bytes, "--wr-sweep: largest bytes per WR (default 1M)");
+  app.add_option("-b,--minbytes", c.min_bytes, "--wr-sweep: smallest bytes per WR (default 64; nccl-tests' -b)")
+      ->type_name("SIZE")
+      ->each(note("-b"));
+  app.add_option("-e,--maxbytes", c.max_bytes, "--wr-sweep: largest bytes per WR (default 1M; nccl-tests' -e)")
+      ->type_name("SIZE")
+      ->each(note("-e"));
   app.add_option("-f,--stepfactor", c.factor, "--wr-sweep: multiply the size by this (default 4)")
-      ->check(harness::whole_number("-f", 2, 1024));
-  app.add_option("--sge", c.sges, "--wr-sweep: SGEs per WR, a list (default 1)");
+      ->check(harness::whole_number("-f", 2, 1024))
+      ->each(note("-f"));
+  app.add_option("--sge", c.sges, "--wr-sweep: SGEs per WR, a list (default 1)")->type_name("LIST")->each(note("--sge"));
   app.add_option("-n,--iters", c.iters, "Transfers per benchmark run (default: Google Benchmark's adaptive count)")
-      ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
-  app.add_option("-D,--duration", c.duration_s, "Run each benchmark for at least this many seconds")
-      ->check(harness::positive_seconds("-D"));
+      ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()))
+      ->each(note("-n"));
+  app.add_option("-D,--duration", c.duration_s, "Seconds to run each benchmark, at least (default: adaptive)")
+      ->check(harness::positive_seconds("-D"))
+      ->each(note("-D"));
 }
 
 std::string kv_preset_list() { return fmt::format("{}", fmt::join(kv::preset_names(), ", ")); }
@@ -163,9 +195,34 @@ std::vector<std::uint64_t> sweep_sizes(const Cli& c) {
   return harness::size_range(c.min_bytes, c.max_bytes, c.factor);
 }
 
+// Flags the chosen mode would ignore are refused, naming the flag and the mode.
+void check_mode_flags(const Cli& c) {
+  const auto refuse = [&c](std::initializer_list<const char*> flags, std::string_view why) {
+    for (const char* f : flags) {
+      if (c.given.count(f) != 0) throw UsageError(fmt::format("{} {}", f, why));
+    }
+  };
+  if (c.plan) {
+    if (c.wr_sweep) throw UsageError("--wr-sweep is a run: --plan does not predict it; drop one of them");
+    refuse({"--layout", "--merge"}, "does not apply to --plan: its table shows every layout, merged and not");
+    refuse({"--qps", "--signal", "--post-list", "-n", "-D", "--prefill-tps", "--ttft-ms"},
+           "does not apply to --plan: it predicts from the WRs, not a run");
+  }
+  if (!c.plan && c.json) {
+    throw UsageError("--json goes with --plan (a run's JSON: --benchmark_out=FILE --benchmark_out_format=json)");
+  }
+  if (c.wr_sweep) {
+    refuse({"--layout", "--merge", "--frag", "--max-sge"},
+           "does not apply to --wr-sweep: the sweep moves the request contiguous, in WRs of -b..-e bytes");
+  } else {
+    refuse({"-b", "-e", "-f", "--sge"}, "goes with --wr-sweep");
+  }
+}
+
 }  // namespace
 
 std::vector<KvBench> build_benches(const Cli& c) {
+  check_mode_flags(c);
   if (c.iters > 0 && c.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
   if (c.prefill_tps > 0 && c.ttft_ms > 0) {
     throw UsageError("--prefill-tps and --ttft-ms contradict each other: one prefill time");
@@ -231,30 +288,36 @@ std::vector<KvBench> build_benches(const Cli& c) {
 }
 
 std::string render_plans(const Cli& c) {
+  // Every value is checked as a run checks it (a plan of what a run refuses is no plan).
+  static_cast<void>(build_benches(c));
   const double link = kv::parse_link_rate(c.link.empty() ? "400G" : c.link);
   const double wr_cost = c.wr_cost_ns * 1e-9;
-  const auto layouts = parse_list<kv::Layout>(c.layouts, "--layout", [](const std::string& s) { return kv::parse_layout(s); });
   const auto dirs = parse_list<kv::Direction>(c.directions, "--direction",
                                               [](const std::string& s) { return kv::parse_direction(s); });
+  const bool json = c.json.has_value();
   nlohmann::json all = nlohmann::json::array();
   std::string text;
   for (const auto& m : models(c)) {
     for (const auto isl : isls(c)) {
       for (const auto dir : dirs) {
-        kv::KvSpec s = base_spec(c, m, isl);
-        s.direction = dir;
-        s.layout = layouts.front();
-        s.fragmentation = parse_fraction(harness::split_list(c.frags).front());
-        kv::validate(s);
-        if (c.json) {
-          all.push_back(kv::plan_json(s, link, wr_cost));
-        } else {
-          text += kv::plan_table(s, link, wr_cost) + "\n";
+        for (const auto& frag : harness::split_list(c.frags)) {
+          kv::KvSpec s = base_spec(c, m, isl);
+          s.direction = dir;
+          s.layout = kv::Layout::kLayerMajor;  // the table shows every layout
+          s.fragmentation = parse_fraction(frag);
+          kv::validate(s);
+          if (json) {
+            all.push_back(kv::plan_json(s, link, wr_cost));
+          } else {
+            text += kv::plan_table(s, link, wr_cost) + "\n";
+          }
         }
       }
     }
   }
-  return c.json ? all.dump(2) + "\n" : text;
+  return json ? all.dump(2) + "\n" : text;
 }
+
+std::string plan_path(const Cli& c) { return c.json && *c.json != "-" ? *c.json : std::string(); }
 
 }  // namespace fabench::kvbench

@@ -79,8 +79,9 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
   const auto& first = benches_.front().spec;
   const std::uint32_t n = boot.size();
   if (n != first.prefill_tp + first.decode_tp) {
-    throw harness::UsageError(fmt::format("prefill TP {} and decode TP {} need {} ranks; {} were launched",
-                                          first.prefill_tp, first.decode_tp, first.prefill_tp + first.decode_tp, n));
+    throw harness::UsageError(world::rank_count_mismatch(
+        fmt::format("prefill TP {} and decode TP {}", first.prefill_tp, first.decode_tp),
+        first.prefill_tp + first.decode_tp, n));
   }
   world::WorldOptions wo;
   wo.qps_per_peer = options.qps;

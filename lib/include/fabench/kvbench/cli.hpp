@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,7 +37,7 @@ struct Cli {
   std::string post_list = "1";
   std::uint64_t seed = 1;
   bool plan = false;
-  bool json = false;
+  std::optional<std::string> json;  // --json [FILE]: with --plan, JSON to FILE ("" or "-": stdout)
   std::string link;           // "": the port's rate (run), 400G (--plan)
   double wr_cost_ns = 50;
   double prefill_tps = 0;
@@ -47,6 +49,7 @@ struct Cli {
   std::string sges = "1";
   std::uint64_t iters = 0;
   double duration_s = 0;
+  std::set<std::string> given;  // the flags on the command line that one mode or another ignores
 };
 
 void add_options(CLI::App& app, Cli& c);
@@ -55,8 +58,12 @@ void add_options(CLI::App& app, Cli& c);
 // each layout x fragmentation x merge; or, with --wr-sweep, the sweep points.
 // UsageError / kv::KvError (one line) for bad values.
 [[nodiscard]] std::vector<KvBench> build_benches(const Cli& c);
-// --plan: the table (or with --json the JSON) for each model and ISL.
+// --plan: the table (or with --json the JSON) for each model, ISL, direction and
+// fragmentation. Validates as build_benches does, and refuses the flags a plan
+// ignores (--layout, --merge, --signal, ...): UsageError, one line.
 [[nodiscard]] std::string render_plans(const Cli& c);
+// Where --plan's output goes: "" for stdout, else --json's FILE.
+[[nodiscard]] std::string plan_path(const Cli& c);
 [[nodiscard]] std::string kv_preset_list();
 
 }  // namespace fabench::kvbench
