@@ -1,6 +1,10 @@
 // fabench-accept's command line: the spec from flags over a file, sizes, schedules, the bound.
 #include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <utility>
 
 #include "fabench/acceptbench/cli.hpp"
 #include "temp_dir.hpp"
@@ -67,4 +71,34 @@ TEST_CASE("acceptbench: -u/--qp-timeout is the world binaries' one flag: 20 unle
   CHECK(parse({}).ranks.qp_timeout == 20);
   CHECK(parse({"-u", "17"}).ranks.qp_timeout == 17);
   CHECK_THROWS_AS(parse({"-u", "32"}), CLI::ValidationError);
+}
+
+TEST_CASE("acceptbench: --plan lists --rounds of the schedule, or writes all of it as JSON", "[accept]") {
+  using fabench::acceptbench::plan_json;
+  using fabench::acceptbench::plan_text;
+  const auto spec = fabench::acceptbench::build_spec(parse({}));
+  // 20 nodes: 19 rounds; 8 listed unless --rounds says otherwise.
+  const std::string eight = plan_text(parse({"--plan", "--nodes", "20"}), spec);
+  CHECK_THAT(eight, Contains("20 nodes: 190 pairs in 19 rounds (round-robin)"));
+  CHECK_THAT(eight, Contains("round 8:"));
+  CHECK_THAT(eight, !Contains("round 9:"));
+  CHECK_THAT(eight, Contains("... 11 more rounds (--rounds all lists them, --json FILE writes them)"));
+  const std::string all = plan_text(parse({"--plan", "--nodes", "20", "--rounds", "all"}), spec);
+  CHECK_THAT(all, Contains("round 19:"));
+  CHECK_THAT(all, !Contains("more rounds"));
+  CHECK_THAT(plan_text(parse({"--plan", "--nodes", "20", "--rounds", "10"}), spec), Contains("... 9 more rounds"));
+  CHECK_THROWS_WITH(plan_text(parse({"--plan", "--nodes", "20", "--rounds", "0"}), spec),
+                    "--rounds 0: expected a number of rounds (1 or more) or all");
+  CHECK_THROWS_WITH(plan_text(parse({"--plan"}), spec), "--plan needs --nodes N");
+  CHECK_THROWS_WITH(plan_text(parse({"--plan", "--nodes", "4", "--junit", "x.xml"}), spec),
+                    "--junit describes a run's pairs; --plan measures none (--json FILE)");
+  // JSON: every round, every pair, each pair once.
+  const auto j = nlohmann::json::parse(plan_json(parse({"--plan", "--nodes", "20"}), spec));
+  CHECK(j["plan"]["nodes"] == 20);
+  CHECK(j["plan"]["pairs"] == 190);
+  REQUIRE(j["plan"]["rounds"].size() == 19);
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& round : j["plan"]["rounds"])
+    for (const auto& p : round) pairs.emplace(p[0].get<int>(), p[1].get<int>());
+  CHECK(pairs.size() == 190);
 }

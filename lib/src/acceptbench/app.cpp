@@ -1,5 +1,6 @@
 #include "fabench/acceptbench/app.hpp"
 
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -36,23 +37,15 @@ RunSettings settings_of(const Cli& c) {
 }
 
 int plan_only(const Cli& c, const accept::Spec& spec) {
-  if (c.plan_nodes == 0) throw UsageError("--plan needs --nodes N");
-  const accept::Schedule s = build_schedule(c, c.plan_nodes, std::vector<std::string>(c.plan_nodes));
-  const accept::TimeSettings ts{s.rounds.size(), pair_seconds(c), pair_timeout_seconds(c), 2 * c.dev.timeout_s,
-                                spec.retests};
-  std::cout << fmt::format("{} nodes: {} pairs in {} rounds ({})\n", c.plan_nodes, s.pair_count(), s.rounds.size(),
-                           c.pairs_file.empty() ? c.schedule : "--pairs " + c.pairs_file);
-  std::cout << fmt::format("planned: {:.1f} s per pair, {:.1f} s for the schedule; {}\n", pair_seconds(c),
-                           pair_seconds(c) * static_cast<double>(s.rounds.size()), accept::describe_upper_bound(ts));
-  const std::size_t shown = std::min<std::size_t>(s.rounds.size(), 8);
-  for (std::size_t r = 0; r < shown; ++r) {
-    std::string line;
-    const auto& pairs = s.rounds[r];
-    for (std::size_t i = 0; i < pairs.size() && i < 12; ++i) line += fmt::format(" {}-{}", pairs[i].a, pairs[i].b);
-    if (pairs.size() > 12) line += fmt::format(" ... ({} pairs)", pairs.size());
-    std::cout << fmt::format("round {}:{}\n", r + 1, line);
+  if (c.json_out.empty()) {
+    std::cout << plan_text(c, spec);
+    return 0;
   }
-  if (shown < s.rounds.size()) std::cout << fmt::format("... {} more rounds\n", s.rounds.size() - shown);
+  const std::string text = plan_json(c, spec);
+  std::ofstream out(c.json_out);
+  out << text;
+  if (!out.flush()) throw UsageError(fmt::format("--json {}: cannot write the file", c.json_out));
+  std::cout << fmt::format("{} nodes: the plan is in {}\n", c.plan_nodes, c.json_out);
   return 0;
 }
 
@@ -60,8 +53,11 @@ int run(const Cli& c, const accept::Spec& spec) {
   RunSettings s = settings_of(c);
   auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
   s.plan.spin_before_yield = world::spin_before_yield(c.ranks, boot);
-  if (boot.size() < 2)
-    throw UsageError("fabench-accept needs at least 2 ranks (mpirun -np N, srun -n N, fabench-launch -n N)");
+  if (boot.size() < 2) {
+    throw UsageError(fmt::format("fabench-accept needs at least 2 ranks, but {} was launched (mpirun -np N, srun -n N "
+                                 "or fabench-launch -n N)",
+                                 boot.size()));
+  }
   const bool leader = boot.rank() == 0;
   if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::warn);
   world::require_same_benchmarks(
@@ -92,6 +88,7 @@ int accept_main(int argc, char** argv) {
     (void)bw_bytes(c);
     if (c.plan) return plan_only(c, spec);
     if (c.plan_nodes != 0) throw UsageError("--nodes goes with --plan (a run takes its node count from the launcher)");
+    if (c.plan_rounds != "8") throw UsageError("--rounds goes with --plan (a run measures every round)");
     return run(c, spec);
   } catch (const UsageError& e) {
     std::cerr << "fabench-accept: error: " << e.what() << "\n";

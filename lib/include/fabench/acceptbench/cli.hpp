@@ -32,6 +32,7 @@ struct Cli {
   std::string junit_out;
   bool plan = false;
   std::uint32_t plan_nodes = 0;
+  std::string plan_rounds = "8";  // --rounds: how many rounds --plan lists, or "all"
 };
 
 void add_options(CLI::App& app, Cli& c);
@@ -44,6 +45,10 @@ void add_options(CLI::App& app, Cli& c);
 // The printed bound's inputs for a schedule of `rounds` rounds.
 [[nodiscard]] double pair_seconds(const Cli& c);          // the planned length of one pair
 [[nodiscard]] double pair_timeout_seconds(const Cli& c);  // its hard limit
+// --plan: the schedule's summary and its first --rounds rounds as text, or with
+// --json FILE the whole schedule as JSON (written by the caller). UsageError, one line.
+[[nodiscard]] std::string plan_text(const Cli& c, const accept::Spec& spec);
+[[nodiscard]] std::string plan_json(const Cli& c, const accept::Spec& spec);
 // What --help prints after the flags: schedules, the spec, the outputs, the exit status.
 [[nodiscard]] std::string help_footer();
 
