@@ -70,6 +70,12 @@ BAD = [
     ("coll", ["-s", "99999999999999999999"], "-s: '99999999999999999999' is too large"),
     ("coll", ["-b", "4M", "-e", "1K"], "-b 4M -e 1K: need 0 < -b <= -e"),
     ("coll", ["-q", "2"], "unknown flag -q"),
+    ("coll", ["--dtype", "fp8"], "--dtype fp8: unknown value 'fp8' (f32 (fp32), bf16, f16 (fp16))"),
+    ("coll", ["--coll", "nope"], "--coll nope: unknown value 'nope' (allreduce, allgather, reducescatter, alltoall)"),
+    ("coll", ["--alpha-us", "-5"], "--alpha-us must be at least 0 (got -5)"),
+    ("coll", ["--transport", "ib"], "--transport ib: expected rdma or shm"),
+    ("coll", ["--compute", "half"], "--compute half: expected full or none"),
+    ("coll", ["--reduce-threads", "0"], "--reduce-threads"),
     ("coll", ["-u", "32"], "-u must be from 0 to 31 (got 32)"),
     ("coll", ["--benchmark_format=xml"], "--benchmark_format xml"),
 ]

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "fabench/coll/reduce.hpp"
+#include "fabench/collbench/reduce_pool.hpp"
 #include "fabench/harness/stats.hpp"
 #include "fabench/kv/layout.hpp"
 #include "fabench/kv/model.hpp"
@@ -86,6 +87,16 @@ void reduce_bench(benchmark::State& state, coll::ReducePath path, coll::DType t,
   Buffers& b = buffers(bytes);
   const std::size_t count = bytes / coll::dtype_size(t);
   alternate_with_memcpy(state, bytes, b, [&] { coll::reduce_on(path, t, op, b.dst.data(), b.src.data(), count); });
+}
+
+// The same over --reduce-threads' pool (the active path): what N cores of one rank reduce.
+void pool_bench(benchmark::State& state, coll::DType t, std::uint32_t threads) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  Buffers& b = buffers(bytes);
+  collbench::ReducePool pool(threads);
+  alternate_with_memcpy(state, bytes, b, [&] {
+    pool.run(coll::OpKind::kReduce, t, coll::ReduceOp::kSum, b.dst.data(), b.src.data(), bytes);
+  });
 }
 
 void memcpy_bench(benchmark::State& state) {
@@ -176,6 +187,17 @@ void register_all() {
               ->UseManualTime()
               ->Unit(benchmark::kMillisecond);
         }
+      }
+    }
+  }
+  for (const auto t : {coll::DType::kF32, coll::DType::kBF16, coll::DType::kF16}) {
+    for (const std::uint32_t threads : {1U, 2U}) {
+      const std::string name = fmt::format("reduce_threads/{}/sum/{}", coll::dtype_name(t), threads);
+      for (const auto bytes : sizes) {
+        benchmark::RegisterBenchmark(name.c_str(), pool_bench, t, threads)
+            ->Arg(bytes)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
       }
     }
   }

@@ -38,6 +38,27 @@ run_launch() {
 }
 
 run_launch 2 f32,bf16,f16 "$SIZES"
+
+# --compute none (the same writes, no reductions or copies: named so, not checked, labelled so)
+# and --reduce-threads 2 with 3 ring sub-chunks (checked), over RDMA.
+rc=0
+timeout 300 "$LAUNCH" -n 2 -- "$COLL" -d "$DEV0,$DEV1" --coll allreduce --algo ring,rhd --dtype bf16 -s 1M \
+  --compute none -n 3 --timeout 20 --benchmark_format=json >"$WORK/none.json" 2>"$WORK/none.err" || rc=$?
+((rc == 0)) || { tail -20 "$WORK/none.err"; fail "--compute none exited $rc"; }
+sed -n 's/^\[0\] //p' "$WORK/none.json" >"$WORK/none.json.0"
+"$PY" "$(dirname "$0")/check_bench_json.py" "$WORK/none.json.0" --expect 2 --positive busbw_GBps \
+  --present reduce_us,wait_us --names 'compute:none,compute:none' || fail "--compute none: results"
+grep -q 'compute none: output not checked' "$WORK/none.json.0" || fail "--compute none: not labelled unchecked"
+! grep -q '"wrong"' "$WORK/none.json.0" || fail "--compute none reported a wrong count it did not check"
+ok "--compute none over RDMA: 2 benchmarks named compute:none, labelled unchecked"
+rc=0
+timeout 300 "$LAUNCH" -n 2 -- "$COLL" -d "$DEV0,$DEV1" --coll allreduce,reducescatter --algo ring --dtype f32,bf16 \
+  -s 1028,2M --reduce-threads 2 --pipeline 3 -n 3 --timeout 20 --benchmark_format=json >"$WORK/rt.json" \
+  2>"$WORK/rt.err" || rc=$?
+((rc == 0)) || { tail -20 "$WORK/rt.err"; fail "--reduce-threads 2 exited $rc"; }
+sed -n 's/^\[0\] //p' "$WORK/rt.json" >"$WORK/rt.json.0"
+check_coll_json "$WORK/rt.json.0" 8 || fail "--reduce-threads 2 --pipeline 3: results"
+ok "--reduce-threads 2 --pipeline 3 over RDMA: 8 benchmarks, wrong = 0"
 # CI: 2 ranks, 5 (odd, not a power of two), and 4 under mpirun and srun
 # below, those two on the small sizes; full_matrix adds 3 and 8, and 2 MiB
 # everywhere.

@@ -129,7 +129,9 @@ TEST_CASE("coll: dtype and reduction names and sizes", "[coll][reduce]") {
   CHECK(parse_dtype("f32") == DType::kF32);
   CHECK(parse_dtype("bf16") == DType::kBF16);
   CHECK(parse_dtype("f16") == DType::kF16);
-  CHECK(parse_dtype("fp16") == std::nullopt);
+  CHECK(parse_dtype("fp16") == DType::kF16);  // the shared vocabulary's other spelling
+  CHECK(parse_dtype("fp32") == DType::kF32);
+  CHECK(parse_dtype("fp8") == std::nullopt);
   CHECK(dtype_name(DType::kBF16) == "bf16");
   CHECK(dtype_size(DType::kF32) == 4);
   CHECK(dtype_size(DType::kBF16) == 2);

@@ -163,9 +163,11 @@ TEST_CASE("collbench cli: bad values: one UsageError line each", "[collcli]") {
   CHECK(usage_error({"--algo", "ring,pairwise"}) ==
         "--algo ring,pairwise: 'pairwise' is not an algorithm of allreduce");
   CHECK(usage_error({"--algo", "Ring"}) == "--algo Ring: 'Ring' is not an algorithm of allreduce");
-  CHECK(usage_error({"--coll", "foo"}) == "--coll foo: unknown value 'foo'");
-  CHECK(usage_error({"--coll", "allreduce,"}) == "--coll allreduce,: unknown value ''");
-  CHECK(usage_error({"--dtype", "f64"}) == "--dtype f64: unknown value 'f64'");
+  CHECK(usage_error({"--coll", "foo"}) ==
+        "--coll foo: unknown value 'foo' (allreduce, allgather, reducescatter, alltoall)");
+  CHECK(usage_error({"--coll", "allreduce,"}) ==
+        "--coll allreduce,: unknown value '' (allreduce, allgather, reducescatter, alltoall)");
+  CHECK(usage_error({"--dtype", "f64"}) == "--dtype f64: unknown value 'f64' (f32 (fp32), bf16, f16 (fp16))");
   CHECK(usage_error({"--op", "avg"}) == "--op avg: expected sum, min or max");
   CHECK(usage_error({"--coll", "alltoall", "--a2a-algo", "ring"}) ==
         "--a2a-algo ring: 'ring' is not an algorithm of alltoall");

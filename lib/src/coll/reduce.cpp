@@ -285,6 +285,9 @@ std::optional<DType> parse_dtype(std::string_view name) {
   for (const auto& t : kDTypes) {
     if (t.name == name) return t.value;
   }
+  // The other spelling of the shared flag vocabulary (docs/cli.md).
+  if (name == "fp32") return DType::kF32;
+  if (name == "fp16") return DType::kF16;
   return std::nullopt;
 }
 

@@ -13,8 +13,12 @@ using harness::UsageError;
 void add_options(CLI::App& app, Cli& c) {
   harness::add_device_flags(app, c.dev);
   const auto range = [&c](const std::string& /*value*/) { c.range_given = true; };
-  app.add_option("-b,--minbytes", c.min_bytes, "Smallest buffer S in bytes (K, M, G allowed; default 1K)")->each(range);
-  app.add_option("-e,--maxbytes", c.max_bytes, "Largest buffer S (default 4M)")->each(range);
+  app.add_option(
+         "-b,--minbytes", c.min_bytes,
+         "Smallest buffer S in bytes (K, M, G allowed; default 1K) (nccl-tests' -b; not perftest's bidirectional)")
+      ->each(range);
+  app.add_option("-e,--maxbytes", c.max_bytes, "Largest buffer S (default 4M) (nccl-tests' -e; not perftest's events)")
+      ->each(range);
   app.add_option("-f,--stepfactor", c.factor, "Multiply the size by this from -b to -e (default 4)")
       ->check(harness::whole_number("-f", 2, 1024));
   app.add_option("-s,--size", c.sizes, "Buffer sizes as a list instead of -b/-e/-f, e.g. 4K,1M,64M");
@@ -22,7 +26,7 @@ void add_options(CLI::App& app, Cli& c) {
                  "Collectives: allreduce, allgather, reducescatter, alltoall, a list (default allreduce)");
   app.add_option("--algo", c.algos, "All-reduce algorithms: ring, rhd, oneshot, rd, auto, a list (default ring)");
   app.add_option("--a2a-algo", c.a2a_algos, "All-to-all algorithms: pairwise, allatonce, a list (default pairwise)");
-  app.add_option("--dtype", c.dtypes, "Element types: f32, bf16, f16, a list (default f32)");
+  app.add_option("--dtype", c.dtypes, "Element types: f32 (fp32), bf16, f16 (fp16), a list (default f32)");
   app.add_option("--op", c.op, "Reduction: sum, min or max (default sum)");
   app.add_option("-n,--iters", c.iters, "Calls per benchmark run (default: Google Benchmark's adaptive count)")
       ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()));
@@ -34,7 +38,7 @@ void add_options(CLI::App& app, Cli& c) {
       ->check(harness::whole_number("--pipeline", 1, 64));
   app.add_option("--alpha-us", c.alpha_us,
                  "Cost model: seconds per step, in us (default 10 for rdma, 1 for shm), for predictions and auto")
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(harness::number_at_least("--alpha-us", 0));
   app.add_option("--transport", c.transport,
                  "rdma (default: RDMA writes on the device) or shm (every rank on this host, shared memory)");
   app.add_option("--compute", c.compute,
@@ -46,11 +50,11 @@ void add_options(CLI::App& app, Cli& c) {
 namespace {
 
 template <typename T, typename Parse>
-std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse) {
+std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse, const char* choices) {
   std::vector<T> out;
   for (const auto& item : harness::split_list(text)) {
     auto v = parse(item);
-    if (!v) throw UsageError(fmt::format("{} {}: unknown value '{}'", flag, text, item));
+    if (!v) throw UsageError(fmt::format("{} {}: unknown value '{}' ({})", flag, text, item, choices));
     out.push_back(*v);
   }
   return out;
@@ -66,8 +70,9 @@ std::vector<std::uint64_t> buffer_sizes(const Cli& c) {
 std::vector<CollSpec> build_specs(const Cli& c) {
   if (c.iters > 0 && c.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
   if (!c.sizes.empty() && c.range_given) throw UsageError("-s and -b/-e contradict each other: a list or a range");
-  const auto colls = parse_list<coll::Collective>(c.colls, "--coll", coll::parse_collective);
-  const auto dtypes = parse_list<coll::DType>(c.dtypes, "--dtype", coll::parse_dtype);
+  const auto colls = parse_list<coll::Collective>(c.colls, "--coll", coll::parse_collective,
+                                                  "allreduce, allgather, reducescatter, alltoall");
+  const auto dtypes = parse_list<coll::DType>(c.dtypes, "--dtype", coll::parse_dtype, "f32 (fp32), bf16, f16 (fp16)");
   if (c.compute != "full" && c.compute != "none") {
     throw UsageError(fmt::format("--compute {}: expected full or none", c.compute));
   }
@@ -105,7 +110,8 @@ std::vector<CollSpec> build_specs(const Cli& c) {
         // Measured algorithms first, so auto can pick among them.
         auto algos = algos_of(k);
         std::stable_partition(algos.begin(), algos.end(), [](const auto& a) { return !a.second; });
-        for (const auto& [a, is_auto] : algos) specs.push_back(CollSpec{k, a, is_auto, dt, *op, s, c.compute == "full"});
+        for (const auto& [a, is_auto] : algos)
+          specs.push_back(CollSpec{k, a, is_auto, dt, *op, s, c.compute == "full"});
       }
     }
   }

@@ -20,7 +20,7 @@
 namespace fabench::coll {
 
 enum class DType : std::uint8_t { kF32, kBF16, kF16 };
-// CLI names f32, bf16, f16.
+// CLI names f32, bf16, f16 (fp32 and fp16 accepted as well).
 [[nodiscard]] std::optional<DType> parse_dtype(std::string_view name);
 [[nodiscard]] std::string_view dtype_name(DType t);
 [[nodiscard]] std::uint32_t dtype_size(DType t);
