@@ -13,7 +13,9 @@
 
 #include <chrono>
 #include <memory>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,8 +33,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace fabench;
 
+// Page-aligned, as fabench's arenas are (their regions are 64-byte aligned).
+struct Aligned {
+  std::unique_ptr<std::byte, decltype(&std::free)> p;
+  std::size_t n;
+  explicit Aligned(std::size_t bytes)
+      : p(static_cast<std::byte*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)), &std::free), n(bytes) {
+    if (!p) throw std::bad_alloc();
+  }
+  [[nodiscard]] std::byte* data() const { return p.get(); }
+  [[nodiscard]] std::size_t size() const { return n; }
+  std::byte& operator[](std::size_t i) const { return p.get()[i]; }
+};
+
 struct Buffers {
-  std::vector<std::byte> dst, src, copy_dst, copy_src;
+  Aligned dst, src, copy_dst, copy_src;
   explicit Buffers(std::size_t bytes) : dst(bytes), src(bytes), copy_dst(bytes), copy_src(bytes) {
     std::mt19937 rng(1);
     // Finite values of every type: small integers as f32 bits would be subnormal, so fill with

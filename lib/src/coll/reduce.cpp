@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 
 #include <fmt/format.h>
@@ -86,6 +87,20 @@ inline std::uint16_t float_to_f16_bits(float f) {
 struct Sum {
   float operator()(float d, float s) const { return d + s; }
 };
+// When both operands are NaN, x86 returns the first one of an addition, quieted, and compilers
+// commute d + s as they like (GCC and clang put different operands first in the vectorised
+// blocks, GCC another in the scalar tail). The rule every path keeps: a NaN dst is the result
+// (quieted), else a NaN src (quieted by d + s); the SIMD paths add with dst as the first source
+// (x86/avx2.cpp). Sum is the fast loop for blocks whose dst holds no NaN (dst_has_nan() looks
+// first, in integer lanes, at a few percent of the block's cost); SumDstFirst, a select the
+// vectoriser keeps, does the rest. test_coll_reduce_paths.cpp holds every path to the same bits.
+struct SumDstFirst {
+  float operator()(float d, float s) const {
+    const std::uint32_t quiet_d = std::bit_cast<std::uint32_t>(d) | 0x00400000u;
+    return std::bit_cast<float>(select(d != d, quiet_d, std::bit_cast<std::uint32_t>(d + s)));
+  }
+};
+
 // s != s: NaN in src wins; NaN in dst fails both comparisons and is kept. `|`, not `||`: no
 // short-circuit branch, so the loop stays vectorisable.
 struct Min {
@@ -97,16 +112,19 @@ struct Max {
 
 struct F32 {
   using Bits = float;
+  static constexpr std::uint32_t kInfBits = 0x7f800000u;
   static float to_float(float v) { return v; }
   static float from_float(float v) { return v; }
 };
 struct BF16 {
   using Bits = std::uint16_t;
+  static constexpr std::uint32_t kInfBits = 0x7f80u;
   static float to_float(std::uint16_t v) { return bf16_bits_to_float(v); }
   static std::uint16_t from_float(float v) { return float_to_bf16_bits(v); }
 };
 struct F16 {
   using Bits = std::uint16_t;
+  static constexpr std::uint32_t kInfBits = 0x7c00u;
   static float to_float(std::uint16_t v) { return f16_bits_to_float(v); }
   static std::uint16_t from_float(float v) { return float_to_f16_bits(v); }
 };
@@ -116,10 +134,46 @@ struct F16 {
 // model), and this one needs neither. The tail goes one element at a time.
 constexpr std::size_t kBlock = 32;
 
+// Whether any of the block's kBlock dst elements is NaN: |x| + (the largest finite value's
+// distance to the first NaN, minus one) carries into the sign bit exactly for NaN; OR-ed
+// together in the element's own width (8 bf16/f16 or 4 f32 lanes per SSE2 instruction).
+template <class T>
+bool dst_has_nan(const typename T::Bits* __restrict d) {
+  using U = std::conditional_t<sizeof(typename T::Bits) == 4, std::uint32_t, std::uint16_t>;
+  constexpr U kSign = sizeof(U) == 4 ? 0x80000000u : 0x8000u;
+  constexpr U kMag = static_cast<U>(kSign - 1);
+  constexpr U kToNan = static_cast<U>(kSign - 1 - T::kInfBits);  // |inf| + this = kSign - 1
+  U any = 0;
+  for (std::size_t j = 0; j < kBlock; ++j) {
+    U bits;
+    std::memcpy(&bits, &d[j], sizeof bits);
+    any |= static_cast<U>((bits & kMag) + kToNan);
+  }
+  return (any & kSign) != 0;
+}
+
 template <class T, class Op>
 void reduce_block(typename T::Bits* __restrict d, const typename T::Bits* __restrict s, Op op) {
+  if constexpr (std::is_same_v<Op, Sum>) {
+    if (dst_has_nan<T>(d)) [[unlikely]] {
+      for (std::size_t j = 0; j < kBlock; ++j) {
+        d[j] = T::from_float(SumDstFirst{}(T::to_float(d[j]), T::to_float(s[j])));
+      }
+      return;
+    }
+  }
   for (std::size_t j = 0; j < kBlock; ++j) d[j] = T::from_float(op(T::to_float(d[j]), T::to_float(s[j])));
 }
+
+// The tail, one element at a time: sums with the explicit rule.
+template <class Op>
+struct TailOp {
+  using type = Op;
+};
+template <>
+struct TailOp<Sum> {
+  using type = SumDstFirst;
+};
 
 template <class T, class Op>
 void reduce_loop(std::byte* dst, const std::byte* src, std::size_t count, Op op) {
@@ -130,7 +184,8 @@ void reduce_loop(std::byte* dst, const std::byte* src, std::size_t count, Op op)
   const auto* s = reinterpret_cast<const Bits*>(src);
   std::size_t i = 0;
   for (; i + kBlock <= count; i += kBlock) reduce_block<T>(d + i, s + i, op);
-  for (; i < count; ++i) d[i] = T::from_float(op(T::to_float(d[i]), T::to_float(s[i])));
+  const typename TailOp<Op>::type tail{};
+  for (; i < count; ++i) d[i] = T::from_float(tail(T::to_float(d[i]), T::to_float(s[i])));
 }
 
 template <class T, class Op>

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace fabench::coll::kernels {
 
@@ -17,7 +18,19 @@ struct Table {
   ReduceFn fn[3][3];
 };
 
-// The SIMD loops leave the last count % block elements to the portable path.
+namespace {
+// Elements before dst reaches a 64-byte boundary (at most count): the SIMD loops reduce those on
+// the portable path first, so that their stores, and their loads of dst, never cross a cache
+// line. (Internal linkage: each path's file has its own copy, built with its own flags.)
+inline std::size_t head_to_line(const std::byte* dst, std::size_t elem_bytes, std::size_t count) {
+  const auto misaligned = reinterpret_cast<std::uintptr_t>(dst) % 64;
+  const std::size_t head = misaligned == 0 ? 0 : (64 - misaligned) / elem_bytes;
+  return head < count ? head : count;
+}
+}  // namespace
+
+// The SIMD loops leave the first head_to_line() and the last count % block elements to the
+// portable path.
 extern const Table kPortable;
 // Defined on x86-64 builds only (FABENCH_REDUCE_X86).
 extern const Table kAvx2;

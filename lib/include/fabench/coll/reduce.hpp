@@ -5,7 +5,8 @@
 // operation then one rounding is the correctly rounded half-precision result: float's 24-bit
 // significand is at least 2p + 2 bits for p = 8 (bf16) and p = 11 (f16), where double
 // rounding is known to be harmless. Overflow rounds to infinity, underflow to subnormals or
-// signed zero; NaN stays NaN (quieted, sign and top payload bits kept).
+// signed zero; NaN stays NaN (quieted, sign and top payload bits kept): for sum, a NaN dst is
+// the result, else a NaN src.
 // min and max propagate NaN from either operand; between equal operands (+0 and -0 included)
 // they keep dst. The f16 subnormal rounding relies on the default floating-point environment
 // (round to nearest); fabench never changes it and is not built with -ffast-math.

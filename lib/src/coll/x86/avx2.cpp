@@ -35,7 +35,8 @@ template <int kOp>
 void f32(std::byte* dst, const std::byte* src, std::size_t count) {
   auto* d = reinterpret_cast<float*>(dst);
   const auto* s = reinterpret_cast<const float*>(src);
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 4, count);
+  kPortable.fn[0][kOp](dst, src, i);
   for (; i + 16 <= count; i += 16) {
     const __m256 r0 = apply<kOp>(_mm256_loadu_ps(d + i), _mm256_loadu_ps(s + i));
     const __m256 r1 = apply<kOp>(_mm256_loadu_ps(d + i + 8), _mm256_loadu_ps(s + i + 8));
@@ -62,7 +63,8 @@ inline __m256i round_bf16(__m256 x) {
 template <int kOp>
 void bf16(std::byte* dst, const std::byte* src, std::size_t count) {
   const __m256i zero = _mm256_setzero_si256();
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 2, count);
+  kPortable.fn[1][kOp](dst, src, i);
   for (; i + 16 <= count; i += 16) {
     auto* dp = reinterpret_cast<__m256i*>(dst + i * 2);
     const __m256i d = _mm256_loadu_si256(dp);
@@ -78,7 +80,8 @@ void bf16(std::byte* dst, const std::byte* src, std::size_t count) {
 
 template <int kOp>
 void f16(std::byte* dst, const std::byte* src, std::size_t count) {
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 2, count);
+  kPortable.fn[2][kOp](dst, src, i);
   for (; i + 16 <= count; i += 16) {
     auto* dp = reinterpret_cast<__m128i*>(dst + i * 2);
     const auto* sp = reinterpret_cast<const __m128i*>(src + i * 2);

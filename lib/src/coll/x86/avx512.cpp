@@ -13,7 +13,8 @@ namespace {
 template <int kOp>
 void bf16(std::byte* dst, const std::byte* src, std::size_t count) {
   const __m512i zero = _mm512_setzero_si512();
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 2, count);
+  kPortable.fn[1][kOp](dst, src, i);
   for (; i + 32 <= count; i += 32) {
     const __m512i d = _mm512_loadu_si512(dst + i * 2);
     const __m512i s = _mm512_loadu_si512(src + i * 2);

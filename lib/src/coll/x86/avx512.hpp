@@ -36,7 +36,8 @@ template <int kOp>
 void f32(std::byte* dst, const std::byte* src, std::size_t count) {
   auto* d = reinterpret_cast<float*>(dst);
   const auto* s = reinterpret_cast<const float*>(src);
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 4, count);
+  kPortable.fn[0][kOp](dst, src, i);
   for (; i + 32 <= count; i += 32) {
     const __m512 r0 = apply<kOp>(_mm512_loadu_ps(d + i), _mm512_loadu_ps(s + i));
     const __m512 r1 = apply<kOp>(_mm512_loadu_ps(d + i + 16), _mm512_loadu_ps(s + i + 16));
@@ -60,7 +61,8 @@ inline __m512i round_bf16(__m512 x) {
 // 32 f16 at a time through the hardware conversions (vcvtps2ph rounds to nearest even).
 template <int kOp>
 void f16(std::byte* dst, const std::byte* src, std::size_t count) {
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 2, count);
+  kPortable.fn[2][kOp](dst, src, i);
   for (; i + 32 <= count; i += 32) {
     auto* dp = reinterpret_cast<__m256i*>(dst + i * 2);
     const auto* sp = reinterpret_cast<const __m256i*>(src + i * 2);
@@ -85,7 +87,8 @@ template <int kOp>
 void bf16_native(std::byte* dst, const std::byte* src, std::size_t count) {
   const __m512i exponent = _mm512_set1_epi32(0x7f800000);
   const __m512i significand = _mm512_set1_epi32(0x007fffff);
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 2, count);
+  kPortable.fn[1][kOp](dst, src, i);
   for (; i + 32 <= count; i += 32) {
     std::byte* d = dst + i * 2;
     const std::byte* s = src + i * 2;

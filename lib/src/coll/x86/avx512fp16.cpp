@@ -34,7 +34,8 @@ inline __m512h apply_ph(__m512h d, __m512h s) {
 
 template <int kOp>
 void f16(std::byte* dst, const std::byte* src, std::size_t count) {
-  std::size_t i = 0;
+  std::size_t i = head_to_line(dst, 2, count);
+  kPortable.fn[2][kOp](dst, src, i);
   for (; i + 64 <= count; i += 64) {
     std::byte* d = dst + i * 2;
     const std::byte* s = src + i * 2;
