@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <iterator>
 #include <cstring>
 #include <vector>
 
@@ -79,38 +81,56 @@ Algorithm choose_auto(Collective c, std::uint32_t nranks, std::uint64_t bytes, c
   return algos.front();
 }
 
-HostRates calibrate_host(std::uint64_t bytes, double seconds_each) {
+std::size_t HostRates::bucket(std::uint64_t bytes) {
+  std::size_t best = 0;
+  double best_distance = 1e300;
+  for (std::size_t i = 0; i < std::size(kSizes); ++i) {
+    const double d = std::fabs(std::log2(static_cast<double>(std::max<std::uint64_t>(bytes, 1))) -
+                               std::log2(static_cast<double>(kSizes[i])));
+    if (d < best_distance) {
+      best_distance = d;
+      best = i;
+    }
+  }
+  return best;
+}
+
+HostRates calibrate_host(double seconds_each) {
   using Clock = std::chrono::steady_clock;
-  std::vector<std::byte> a(bytes), b(bytes);
+  const std::uint64_t largest = HostRates::kSizes[std::size(HostRates::kSizes) - 1];
+  std::vector<std::byte> a(largest), b(largest);
   // Finite values of every type (1.0 in f32 halves, bf16 and f16 alike: 0x3c00 0x3f80 are normal).
-  for (std::size_t i = 0; i + 4 <= bytes; i += 4) {
+  for (std::size_t i = 0; i + 4 <= largest; i += 4) {
     const std::uint32_t v = 0x3f803c00u;
     std::memcpy(&a[i], &v, 4);
     std::memcpy(&b[i], &v, 4);
   }
-  // The best of repeated runs for about seconds_each: the rate the host can give, not a
-  // moment's interference.
-  const auto best_rate = [&](auto&& body) {
-    double best = 0;
-    const auto stop = Clock::now() + std::chrono::duration<double>(seconds_each);
-    int runs = 0;
-    while (runs < 2 || (Clock::now() < stop && runs < 1000)) {
-      const auto t0 = Clock::now();
-      body();
-      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (s > 0) best = std::max(best, static_cast<double>(bytes) / s);
-      ++runs;
-    }
-    return best;
-  };
   HostRates r;
-  for (const DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
-    // min keeps the values as they are, so every repetition reduces the same numbers; sum and
-    // min run the same loads, conversions and stores.
-    r.reduce_bytes_per_s[static_cast<int>(t)] =
-        best_rate([&] { reduce(t, ReduceOp::kMin, a.data(), b.data(), bytes / dtype_size(t)); });
+  for (std::size_t k = 0; k < std::size(HostRates::kSizes); ++k) {
+    const std::uint64_t bytes = HostRates::kSizes[k];
+    // The best of repeated runs for about seconds_each: the rate the host can give, not a
+    // moment's interference.
+    const auto best_rate = [&](auto&& body) {
+      double best = 0;
+      const auto stop = Clock::now() + std::chrono::duration<double>(seconds_each);
+      int runs = 0;
+      while (runs < 2 || (Clock::now() < stop && runs < 1000)) {
+        const auto t0 = Clock::now();
+        body();
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (s > 0) best = std::max(best, static_cast<double>(bytes) / s);
+        ++runs;
+      }
+      return best;
+    };
+    for (const DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
+      // min keeps the values as they are, so every repetition reduces the same numbers; sum and
+      // min run the same loads, conversions and stores.
+      r.reduce_bytes_per_s[k][static_cast<int>(t)] =
+          best_rate([&] { reduce(t, ReduceOp::kMin, a.data(), b.data(), bytes / dtype_size(t)); });
+    }
+    r.copy_bytes_per_s[k] = best_rate([&] { std::memcpy(a.data(), b.data(), bytes); });
   }
-  r.copy_bytes_per_s = best_rate([&] { std::memcpy(a.data(), b.data(), bytes); });
   return r;
 }
 

@@ -29,22 +29,26 @@ using harness::UsageError;
 coll::CostParams cost_params(const Cli& c, bool shm, double rate_gbps, const coll::HostRates& rates) {
   coll::CostParams p;
   p.alpha_s = (c.alpha_us >= 0 ? c.alpha_us : (shm ? 1.0 : 10.0)) * 1e-6;
-  if (shm) {
-    p.beta_s_per_byte = rates.copy_s_per_byte();
-  } else {
-    p.beta_s_per_byte = rate_gbps > 0 ? 8.0 / (rate_gbps * 1e9) : 1e-9;
-  }
+  // Over shared memory beta is the copy rate at each schedule's write size (SessionOptions::cost_for).
+  p.beta_s_per_byte = shm ? rates.copy_s_per_byte(coll::HostRates::kSizes[1])
+                          : (rate_gbps > 0 ? 8.0 / (rate_gbps * 1e9) : 1e-9);
   return p;
 }
 
-void add_cost_context(const coll::CostParams& p, const coll::HostRates& r) {
+void add_cost_context(const coll::CostParams& p, const coll::HostRates& r, bool shm) {
+  std::string rates;
+  for (std::size_t k = 0; k < std::size(coll::HostRates::kSizes); ++k) {
+    rates += fmt::format("{}{} KiB: f32 {:.3g}, bf16 {:.3g}, f16 {:.3g}, copies {:.3g}", k == 0 ? "" : "; ",
+                         coll::HostRates::kSizes[k] >> 10, r.reduce_bytes_per_s[k][0] / 1e9,
+                         r.reduce_bytes_per_s[k][1] / 1e9, r.reduce_bytes_per_s[k][2] / 1e9,
+                         r.copy_bytes_per_s[k] / 1e9);
+  }
   benchmark::AddCustomContext(
-      "cost_model",
-      fmt::format("alpha {:.3g} us; beta {:.3g} GB/s; gamma (calibrated, sum on {}) f32 {:.3g}, bf16 {:.3g}, "
-                  "f16 {:.3g} GB/s; copies {:.3g} GB/s",
-                  p.alpha_s * 1e6, p.beta_s_per_byte > 0 ? 1e-9 / p.beta_s_per_byte : 0,
-                  coll::reduce_path_name(coll::active_reduce_path()), r.reduce_bytes_per_s[0] / 1e9,
-                  r.reduce_bytes_per_s[1] / 1e9, r.reduce_bytes_per_s[2] / 1e9, r.copy_bytes_per_s / 1e9));
+      "cost_model", fmt::format("alpha {:.3g} us; beta {}; gamma and copies calibrated (GB/s, on {}) at {}",
+                                p.alpha_s * 1e6,
+                                shm ? std::string("the copy rate at the write's size")
+                                    : fmt::format("{:.3g} GB/s", p.beta_s_per_byte > 0 ? 1e-9 / p.beta_s_per_byte : 0),
+                                coll::reduce_path_name(coll::active_reduce_path()), rates));
 }
 
 int run(Cli& c, const std::vector<CollSpec>& specs) {
@@ -66,10 +70,11 @@ int run(Cli& c, const std::vector<CollSpec>& specs) {
   so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
   so.pipeline_chunks = c.pipeline;
   so.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
-  if (leader) {
-    so.rates = coll::calibrate_host();
-    so.cost = cost_params(c, shm, ctx ? ctx->port().rate_gbps : 0, so.rates);
-  }
+  // Every rank calibrates at once, so that the rates include the memory bandwidth the ranks of a
+  // host share; rank 0 uses its own.
+  boot.barrier();
+  so.rates = coll::calibrate_host();
+  so.cost = cost_params(c, shm, ctx ? ctx->port().rate_gbps : 0, so.rates);
   Session session(boot, ctx ? &*ctx : nullptr, specs, so);
   spdlog::info("rank {} of {} on {}: world up ({} peers, {} MiB arena), {} benchmark(s) to run", boot.rank(),
                boot.size(), ctx ? ctx->device().name() : std::string("shared memory"), session.peer_count(),
@@ -87,12 +92,13 @@ int run(Cli& c, const std::vector<CollSpec>& specs) {
   if (!coll::reduce_path_note().empty()) spdlog::warn("{}", coll::reduce_path_note());
   benchmark::AddCustomContext("reduce_threads", std::to_string(so.reduce_threads));
   benchmark::AddCustomContext("compute", c.compute == "none" ? "none (reductions and copies skipped; output not checked)" : "full");
-  add_cost_context(so.cost, so.rates);
+  add_cost_context(so.cost, so.rates, shm);
   benchmark::AddCustomContext("bandwidth_unit",
                               "GBps = 1e9 bytes/s; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (others)");
   LeaderOptions lo;
   lo.registration.iterations = c.iters;
   lo.registration.min_time_s = c.duration_s;
+  lo.warmup_calls = c.warmup;
   return lead(session, lo);
 }
 

@@ -43,6 +43,8 @@ void add_options(CLI::App& app, Cli& c) {
                  "rdma (default: RDMA writes on the device) or shm (every rank on this host, shared memory)");
   app.add_option("--compute", c.compute,
                  "full (default) or none: reductions and copies skipped, as if free; output not checked");
+  app.add_option("-w,--warmup", c.warmup, "Untimed calls before each benchmark (default 2: both buffer parities; nccl-tests' -w)")
+      ->check(harness::whole_number("-w", 0, 1000000));
   app.add_option("--reduce-threads", c.reduce_threads, "Threads per rank for local reductions and copies (default 1)")
       ->check(harness::whole_number("--reduce-threads", 1, 64));
 }

@@ -30,9 +30,22 @@ struct Fd {
   }
 };
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
+
+// Every page allocated and mapped writable here, at set-up, as an RDMA arena's are when it is
+// registered: MAP_POPULATE maps a shared segment's pages read-only, so without more each first
+// write (our copies into a peer's arena) would fault; MADV_POPULATE_WRITE write-faults every
+// page without changing its content. Where the kernel lacks it, MAP_POPULATE is what there is.
 std::byte* map_segment(int fd, std::uint64_t bytes, const std::string& name) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) throw std::runtime_error(fmt::format("mmap of {} ({} bytes): {}", name, bytes, std::strerror(errno)));
+  if (::madvise(p, bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
+    const int e = errno;
+    ::munmap(p, bytes);
+    throw std::runtime_error(fmt::format("populating {} ({} bytes): {}", name, bytes, std::strerror(e)));
+  }
   return static_cast<std::byte*>(p);
 }
 

@@ -31,20 +31,27 @@ struct CostParams {
   double gamma_s_per_byte = 0.0;  // the dtype's; HostRates gives it per dtype
 };
 
-// This host's reduction (sum, on the active path, per dtype) and copy rates, in bytes per second
-// of destination, measured by calibrate_host().
+// This host's reduction (on the active path, per dtype) and copy rates, in bytes per second of
+// destination, measured by calibrate_host() at three working-set sizes (within L2, within L3,
+// beyond it); a rate for n bytes is the one measured at the nearest size (in log scale).
 struct HostRates {
-  double reduce_bytes_per_s[3] = {0, 0, 0};  // by DType (f32, bf16, f16)
-  double copy_bytes_per_s = 0;
-  [[nodiscard]] double gamma_s_per_byte(DType t) const {
-    const double r = reduce_bytes_per_s[static_cast<int>(t)];
+  static constexpr std::uint64_t kSizes[3] = {256ULL << 10, 4ULL << 20, 64ULL << 20};
+  double reduce_bytes_per_s[3][3] = {};  // [size][DType]
+  double copy_bytes_per_s[3] = {};       // [size]
+  [[nodiscard]] static std::size_t bucket(std::uint64_t bytes);
+  [[nodiscard]] double gamma_s_per_byte(DType t, std::uint64_t bytes) const {
+    const double r = reduce_bytes_per_s[bucket(bytes)][static_cast<int>(t)];
     return r > 0 ? 1.0 / r : 0.0;
   }
-  [[nodiscard]] double copy_s_per_byte() const { return copy_bytes_per_s > 0 ? 1.0 / copy_bytes_per_s : 0.0; }
+  [[nodiscard]] double copy_s_per_byte(std::uint64_t bytes) const {
+    const double r = copy_bytes_per_s[bucket(bytes)];
+    return r > 0 ? 1.0 / r : 0.0;
+  }
 };
-// Times each reduction and memcpy on `bytes`-byte buffers (first touched, then timed for about
-// `seconds_each`; the best of its repetitions): a few tens of milliseconds in all.
-[[nodiscard]] HostRates calibrate_host(std::uint64_t bytes = 16ULL << 20, double seconds_each = 0.004);
+// Times each reduction and memcpy at each size (the best of repeated runs for about
+// `seconds_each`): about 0.1 s in all. Every rank of a host calibrates at the same time, so that
+// the rates include the memory bandwidth the ranks share.
+[[nodiscard]] HostRates calibrate_host(double seconds_each = 0.004);
 
 // Predicted seconds for one call moving `bytes` = S. Throws std::invalid_argument for an
 // unsupported collective/algorithm pair or nranks == 0.

@@ -31,6 +31,7 @@ struct Cli {
   std::string transport = "rdma";  // rdma or shm
   std::string compute = "full";    // full or none
   std::uint32_t reduce_threads = 1;
+  std::uint64_t warmup = 2;  // -w: untimed calls before each benchmark (one per call parity)
   bool range_given = false;  // -b or -e was on the command line (add_options sets it)
 };
 

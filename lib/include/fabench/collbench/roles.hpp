@@ -12,6 +12,7 @@ namespace fabench::collbench {
 struct LeaderOptions {
   harness::Registration registration;
   bool measured_auto = true;  // --algo auto picks the best measured algorithm when all were measured
+  std::uint64_t warmup_calls = 2;  // untimed calls before a benchmark's first timed batch (-w)
 };
 
 // Rank 0: registers one Google Benchmark per spec, runs them, says goodbye.

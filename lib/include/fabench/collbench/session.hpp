@@ -51,14 +51,13 @@ struct SessionOptions {
   std::uint32_t pipeline_chunks = 0;  // ring sub-chunks; 0: auto_pipeline_chunks per size
   std::uint8_t qp_timeout = world::kDefaultQpTimeout;
   coll::CostParams cost;  // alpha and beta for predictions and --algo auto without measurements
-  coll::HostRates rates;  // gamma per dtype and the copy rate (rank 0 calibrates them)
+  coll::HostRates rates;  // gamma per dtype and the copy rate, by size (calibrated at start-up)
 
-  // cost with the gamma of dtype t (0 and no copies when nothing is computed).
-  [[nodiscard]] coll::CostParams cost_for(coll::DType t, bool compute) const {
-    coll::CostParams c = cost;
-    c.gamma_s_per_byte = compute ? rates.gamma_s_per_byte(t) : 0.0;
-    return c;
-  }
+  // cost with the gamma of dtype t at the size of `sched`'s largest reduction (0 when nothing is
+  // computed) and, over shared memory, beta at the copy rate of its largest write.
+  [[nodiscard]] coll::CostParams cost_for(coll::DType t, bool compute, const coll::Schedule& sched) const;
+  // Seconds of `sched`'s own local copies at the calibrated rate (0 when nothing is computed).
+  [[nodiscard]] double copies_seconds(bool compute, const coll::Schedule& sched) const;
 };
 
 // What one rank reports for one run.
