@@ -60,7 +60,8 @@ std::vector<std::pair<std::string, Message>> messages() {
       {"endpoint_exchange_empty", EndpointExchange{0, {}}},
       {"command_setup", Command{1, "setup", bw.to_params(), 0}},
       {"command_run", Command{2, "run", {{"spec", "0"}, {"algo", "ring"}}, 1000}},
-      {"result_ok", Result{1, ResultStatus::kOk, "", R"({"p50_ns": 1234.5})", {1.5, 0, 2.5e-6}}},
+      {"result_ok", Result{1, ResultStatus::kOk, "", R"({"p50_ns": 1234.5})",
+                                 Record{}.set_f64("seconds", 1.5).set_u64("wrong", 0).set_list("times", {2.5e-6, 3e-6})}},
       {"result_failed", Result{2, ResultStatus::kFailed, "IBV_WC_RETRY_EXC_ERR", "", {}}},
       {"barrier", Barrier{3}},
       {"error", Error{"rank 3 (host-b) closed the connection"}},
@@ -141,7 +142,7 @@ int main(int argc, char** argv) {
   // Channel streams: [options byte] then frames.
   const Bytes keepalive = encode(Keepalive{});
   put("ctrl_channel", "messages", cat(Bytes{20}, cat(keepalive, cat(encode(Barrier{1}), cat(keepalive,
-      encode(Result{1, ResultStatus::kOk, "", "{}", {1.0}}))))));
+      encode(Result{1, ResultStatus::kOk, "", "{}", Record{}.set_f64("seconds", 1.0)}))))));
   put("ctrl_channel", "handshake", cat(Bytes{0x80 | 20}, cat(encode(Hello{kProtocolVersion, "0.1.0", "peer", 1, 2}),
       encode(Command{1, "setup", pair::TestSpec::defaults(pair::Kind::kLatency).to_params(), 0}))));
   put("ctrl_channel", "handshake_refused", cat(Bytes{0x80 | 20}, encode(Error{"server busy"})));

@@ -40,7 +40,7 @@ class StandInJob : public world::Job {
     world::RankReport r;
     r.ok = iterations % 2 == 0;
     if (!r.ok) r.error = "odd iteration count";
-    r.values = {static_cast<double>(iterations), 1.5};
+    r.record.set_u64("iterations", iterations).set_f64("seconds", 1.5);
     return r;
   }
   [[nodiscard]] std::string name(std::size_t bench) const override { return "bench/" + std::to_string(bench); }

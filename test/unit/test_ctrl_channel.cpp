@@ -40,7 +40,7 @@ TEST_CASE("messages cross a loopback channel intact, both ways", "[ctrl][channel
   const Command cmd{7, "write_lat", {{"msg_bytes", "4096"}}, 1000};
   client.send(cmd);
   CHECK(std::get<Command>(server.recv(2s)) == cmd);
-  const Result res{7, ResultStatus::kOk, "", R"({"ok":true})", {1.0, 2.0}};
+  const Result res{7, ResultStatus::kOk, "", R"({"ok":true})", Record{}.set_f64("a", 1.0).set_f64("b", 2.0)};
   server.send(res);
   CHECK(std::get<Result>(client.recv(2s)) == res);
   // A large message (many endpoints) crosses in several socket writes.

@@ -48,7 +48,12 @@ std::vector<Message> one_of_each() {
              ResultStatus::kFailed,
              "IBV_WC_RETRY_EXC_ERR on qp 0x12",
              R"({"p50_ns": 1234.5})",
-             {1.5, -0.0, std::numeric_limits<double>::infinity(), 1e-300, 123456789.0}},
+             Record{}
+                 .set_f64("seconds", 1.5)
+                 .set_u64("hash", 0xFEDCBA9876543210ULL)
+                 .set_list("times", {-0.0, std::numeric_limits<double>::infinity(), 1e-300, 123456789.0})
+                 .set_list("none", {})
+                 .set_f64("", -0.0)},
       Result{43, ResultStatus::kUnsupported, "", "", {}},
       Barrier{0xFFFFFFFFFFFFFFFFULL},
       Error{"rank 3 (host-b) closed the connection \xE2\x80\x94 gone"},
@@ -89,19 +94,37 @@ TEST_CASE("every message type survives an encode/decode round trip", "[ctrl][wir
 
 TEST_CASE("doubles travel as their exact bits", "[ctrl][wire]") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Result r{1, ResultStatus::kOk, "", "", {-0.0, nan, std::numeric_limits<double>::denorm_min()}};
+  const Result r{1, ResultStatus::kOk, "", "",
+                 Record{}.set_f64("zero", -0.0).set_list("list", {nan, std::numeric_limits<double>::denorm_min()})};
   const auto back = std::get<Result>(decode(encode(r)));
-  REQUIRE(back.values.size() == 3);
-  CHECK(std::signbit(back.values[0]));
-  CHECK(std::isnan(back.values[1]));
-  CHECK(std::bit_cast<std::uint64_t>(back.values[2]) == 1U);
+  REQUIRE(back.record.size() == 2);
+  CHECK(std::signbit(back.record.f64("zero")));
+  REQUIRE(back.record.list("list").size() == 2);
+  CHECK(std::isnan(back.record.list("list")[0]));
+  CHECK(std::bit_cast<std::uint64_t>(back.record.list("list")[1]) == 1U);
+}
+
+TEST_CASE("a Result record travels by name, u64 fields exact", "[ctrl][wire]") {
+  const Result r{7, ResultStatus::kOk, "", "",
+                 Record{}.set_u64("hash", 0xFFFFFFFFFFFFFFFFULL).set_u64("wrong", (1ULL << 53) + 1).set_f64("seconds", 0.5)};
+  const auto frame = encode(r);
+  const auto back = std::get<Result>(decode(frame));
+  CHECK(back == r);
+  CHECK(back.record.u64("hash") == 0xFFFFFFFFFFFFFFFFULL);
+  CHECK(back.record.u64("wrong") == (1ULL << 53) + 1);  // not representable as a double
+  CHECK(back.record.names() == "hash, wrong, seconds");  // the writer's order
+  // The payload after sequence, status, error and json: count, then name, kind tag, value.
+  const std::size_t at = kHeaderBytes + 8 + 1 + 4 + 4;
+  const std::vector<std::uint8_t> head(frame.begin() + static_cast<std::ptrdiff_t>(at),
+                                       frame.begin() + static_cast<std::ptrdiff_t>(at + 4 + 4 + 4 + 1));
+  CHECK(head == std::vector<std::uint8_t>{3, 0, 0, 0, 4, 0, 0, 0, 'h', 'a', 's', 'h', 1});
 }
 
 TEST_CASE("the frame layout is explicit little-endian", "[ctrl][wire]") {
   const auto frame = encode(Barrier{0x0102030405060708ULL});
   const std::vector<std::uint8_t> expected = {
       'F',  'B',  'C',  'P',                           // magic
-      0x03, 0x00,                                      // version 3
+      0x04, 0x00,                                      // version 4
       0x05, 0x00,                                      // type Barrier
       0x08, 0x00, 0x00, 0x00,                          // 8 payload bytes
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // epoch
@@ -232,6 +255,21 @@ TEST_CASE("malformed payloads are rejected with the field named", "[ctrl][wire]"
     auto frame = encode(Barrier{1});
     frame.push_back(0);
     CHECK_THROWS_WITH(decode(frame), Catch::Contains("after the end of the frame"));
+  }
+  SECTION("a record field of an unknown kind, a name twice, a list longer than the payload") {
+    const auto frame = encode(Result{1, ResultStatus::kOk, "", "", Record{}.set_f64("seconds", 1.0)});
+    const std::size_t tag = kHeaderBytes + 8 + 1 + 4 + 4 + 4 + 4 + 7;
+    REQUIRE(frame[tag] == 0);
+    auto bad = frame;
+    bad[tag] = 3;
+    CHECK_THROWS_WITH(decode(bad), Catch::Contains("\"seconds\" of unknown kind 3"));
+    auto twice = encode(Result{1, ResultStatus::kOk, "", "", Record{}.set_f64("aaaaaaa", 1.0).set_f64("seconds", 2.0)});
+    std::memcpy(twice.data() + tag - 7, "seconds", 7);
+    CHECK_THROWS_WITH(decode(twice), Catch::Contains("field \"seconds\" twice"));
+    auto list = encode(Result{1, ResultStatus::kOk, "", "", Record{}.set_list("seconds", {1.0})});
+    REQUIRE(list[tag] == 2);
+    put_u32(list, tag + 1, 1000);
+    CHECK_THROWS_WITH(decode(list), Catch::Contains("list count") && Catch::Contains("1000 elements"));
   }
   SECTION("an unknown result status") {
     auto frame = encode(Result{1, ResultStatus::kOk, "", "", {}});

@@ -301,7 +301,10 @@ TEST_CASE("kvbench TransferResult: to_report and back", "[kvbench]") {
   TransferResult r = result({0.25, 0.5, 0.125}, {0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, 7, 4096, 2);
   const auto rep = r.to_report();
   CHECK(rep.ok);
-  CHECK(rep.values == std::vector<double>{2, 7, 4096, 3, 2, 0.25, 0.5, 0.125, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6});
+  CHECK(rep.record.names() == "wrong_pages, wrs, bytes, iteration_seconds, request_seconds");
+  CHECK(rep.record.u64("wrong_pages") == 2);
+  CHECK(rep.record.list("iteration_seconds") == std::vector<double>{0.25, 0.5, 0.125});
+  CHECK(rep.record.list("request_seconds") == std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5, 0.6});
   const TransferResult back = TransferResult::from_report(rep);
   CHECK(back.ok);
   CHECK(back.error.empty());
@@ -326,21 +329,49 @@ TEST_CASE("kvbench TransferResult: to_report and back", "[kvbench]") {
   CHECK(failed.closed_channel == 1);
 }
 
-TEST_CASE("kvbench TransferResult: a values vector of the wrong length is not ok", "[kvbench]") {
-  fabench::world::RankReport rep = result({0.25, 0.5}, {0.1, 0.2, 0.3, 0.4}, 7, 4096, 0).to_report();
-  REQUIRE(rep.values.size() == 11);
-  rep.values.pop_back();
+TEST_CASE("kvbench TransferResult: a record that does not read is not ok, the field named", "[kvbench]") {
+  const fabench::world::RankReport good = result({0.25, 0.5}, {0.1, 0.2, 0.3, 0.4}, 7, 4096, 0).to_report();
+  const TransferResult back = TransferResult::from_record(good.record);
+  CHECK(back.wrs == 7);
+  CHECK(back.request_seconds.size() == 4);
+
+  fabench::world::RankReport rep = good;
+  rep.record = fabench::ctrl::Record{};
+  for (const auto& f : good.record.fields()) {
+    if (f.name != "wrs") rep.record.set(f.name, f.value);
+  }
   TransferResult bad = TransferResult::from_report(rep);
   CHECK_FALSE(bad.ok);
-  CHECK(bad.error == "a result of 10 values (expected 11)");
-  rep.values.push_back(0.4);
-  rep.values.push_back(0.5);
+  CHECK(bad.error ==
+        "result record has no field \"wrs\" (it has: wrong_pages, bytes, iteration_seconds, request_seconds)");
+  CHECK_THROWS_AS(TransferResult::from_record(rep.record), fabench::ctrl::RecordError);
+
+  rep = good;
+  rep.record.set_f64("bytes", 4096);  // a count must be an exact u64
   bad = TransferResult::from_report(rep);
   CHECK_FALSE(bad.ok);
-  CHECK(bad.error == "a result of 12 values (expected 11)");
-  rep.values.pop_back();
-  rep.values[3] = 3;  // n says 3 iterations where 2 were sent
+  CHECK(bad.error == "result field \"bytes\" is a f64, expected a u64");
+
+  rep = good;
+  rep.record.set_list("request_seconds", {0.1, 0.2, 0.3});  // 2 iterations, 3 requests
   bad = TransferResult::from_report(rep);
   CHECK_FALSE(bad.ok);
-  CHECK(bad.error == "a result of 11 values (expected 14)");
+  CHECK(bad.error == "a result of 3 request times for 2 iterations (expected a multiple)");
+  rep.record.set_list("iteration_seconds", {});
+  CHECK_FALSE(TransferResult::from_report(rep).ok);
+
+  // A failed rank keeps its own error, whatever its record.
+  rep = good;
+  rep.ok = false;
+  rep.error = "lane 0: completion error";
+  rep.record = fabench::ctrl::Record{};
+  bad = TransferResult::from_report(rep);
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.error == "lane 0: completion error");
+
+  // A field a newer writer adds shifts nothing.
+  rep = good;
+  rep.record.set_f64("new_field", 1.5);
+  CHECK(TransferResult::from_report(rep).ok);
+  CHECK(TransferResult::from_report(rep).bytes == 4096);
 }

@@ -174,13 +174,30 @@ void write_body(Writer& w, const Command& m) {
   }
   w.uint(m.iterations);
 }
+// A Record: the field count, then per field its name, kind tag and value.
+void write_record(Writer& w, const Record& rec) {
+  w.length(rec.size(), "Result record");
+  for (const auto& f : rec.fields()) {
+    w.str(f.name, "Result field name");
+    w.uint(static_cast<std::uint8_t>(f.value.index()));
+    if (const auto* d = std::get_if<double>(&f.value)) {
+      w.f64(*d);
+    } else if (const auto* u = std::get_if<std::uint64_t>(&f.value)) {
+      w.uint(*u);
+    } else {
+      const auto& list = std::get<std::vector<double>>(f.value);
+      w.length(list.size(), "Result field list");
+      for (double v : list) w.f64(v);
+    }
+  }
+}
+
 void write_body(Writer& w, const Result& m) {
   w.uint(m.sequence);
   w.uint(static_cast<std::uint8_t>(m.status));
   w.str(m.error, "Result error");
   w.str(m.json, "Result json");
-  w.length(m.values.size(), "Result values");
-  for (double v : m.values) w.f64(v);
+  write_record(w, m.record);
 }
 void write_body(Writer& w, const Barrier& m) { w.uint(m.epoch); }
 void write_body(Writer& w, const Gather& m) {
@@ -211,6 +228,31 @@ Hello read_hello(Reader& r, bool same_version) {
                           kTokenNonceBytes));
   }
   return m;
+}
+
+// A Record as write_record wrote it: known kinds only, each name once.
+Record read_record(Reader& r) {
+  Record rec;
+  const auto n = r.count("field count", 4 + 1 + 4);  // an empty name, a tag, an empty list at least
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string name = r.str("field name");
+    if (rec.has(name)) malformed(fmt::format("{}: field \"{}\" twice", r.msg(), name));
+    const auto kind = r.uint<std::uint8_t>("field kind");
+    switch (kind) {
+      case 0: rec.set_f64(name, r.f64("f64 field")); break;
+      case 1: rec.set_u64(name, r.uint<std::uint64_t>("u64 field")); break;
+      case 2: {
+        const auto k = r.count("list count", 8);
+        std::vector<double> list;
+        list.reserve(k);
+        for (std::size_t j = 0; j < k; ++j) list.push_back(r.f64("list value"));
+        rec.set_list(name, std::move(list));
+        break;
+      }
+      default: malformed(fmt::format("{}: field \"{}\" of unknown kind {}", r.msg(), name, kind));
+    }
+  }
+  return rec;
 }
 
 Message read_body(MsgType type, Reader& r, bool same_version) {
@@ -248,9 +290,7 @@ Message read_body(MsgType type, Reader& r, bool same_version) {
       m.status = static_cast<ResultStatus>(status);
       m.error = r.str("error");
       m.json = r.str("json");
-      const auto n = r.count("value count", 8);
-      m.values.reserve(n);
-      for (std::size_t i = 0; i < n; ++i) m.values.push_back(r.f64("value"));
+      m.record = read_record(r);
       return m;
     }
     case MsgType::kBarrier: return Barrier{r.uint<std::uint64_t>("epoch")};

@@ -38,44 +38,55 @@ std::uint32_t world_rank(kv::Side side, std::uint32_t side_rank, const kv::KvSpe
 
 }  // namespace
 
+ctrl::Record TransferResult::to_record() const {
+  ctrl::Record r;
+  r.set_u64("wrong_pages", wrong_pages)
+      .set_u64("wrs", wrs)
+      .set_u64("bytes", bytes)
+      .set_list("iteration_seconds", iteration_seconds)
+      .set_list("request_seconds", request_seconds);
+  return r;
+}
+
+TransferResult TransferResult::from_record(const ctrl::Record& r) {
+  TransferResult out;
+  out.wrong_pages = r.u64("wrong_pages");
+  out.wrs = r.u64("wrs");
+  out.bytes = r.u64("bytes");
+  out.iteration_seconds = r.list("iteration_seconds");
+  out.request_seconds = r.list("request_seconds");
+  // n iterations of `batch` requests each: request_seconds is n x batch.
+  const std::size_t n = out.iteration_seconds.size();
+  if (n == 0 ? !out.request_seconds.empty() : out.request_seconds.size() % n != 0) {
+    throw ctrl::RecordError(fmt::format("a result of {} request times for {} iterations (expected a multiple)",
+                                        out.request_seconds.size(), n));
+  }
+  return out;
+}
+
 world::RankReport TransferResult::to_report() const {
   world::RankReport out;
   out.ok = ok;
   out.error = error;
   out.closed_channel = closed_channel;
-  const double n = static_cast<double>(iteration_seconds.size());
-  const double batch = iteration_seconds.empty() ? 0 : static_cast<double>(request_seconds.size()) / n;
-  out.values = {static_cast<double>(wrong_pages), static_cast<double>(wrs), static_cast<double>(bytes), n, batch};
-  out.values.insert(out.values.end(), iteration_seconds.begin(), iteration_seconds.end());
-  out.values.insert(out.values.end(), request_seconds.begin(), request_seconds.end());
+  out.record = to_record();
   return out;
 }
 
 TransferResult TransferResult::from_report(const world::RankReport& r) {
   TransferResult out;
+  try {
+    out = from_record(r.record);
+  } catch (const ctrl::RecordError& e) {
+    out = TransferResult{};
+    out.ok = false;
+    out.error = r.ok ? e.what() : r.error;
+    out.closed_channel = r.closed_channel;
+    return out;
+  }
   out.ok = r.ok;
   out.error = r.error;
   out.closed_channel = r.closed_channel;
-  const auto& v = r.values;
-  if (v.size() < 5) {
-    if (out.ok) {
-      out.ok = false;
-      out.error = fmt::format("a result of {} values (expected at least 5)", v.size());
-    }
-    return out;
-  }
-  out.wrong_pages = static_cast<std::uint64_t>(v[0]);
-  out.wrs = static_cast<std::uint64_t>(v[1]);
-  out.bytes = static_cast<std::uint64_t>(v[2]);
-  const auto n = static_cast<std::size_t>(v[3]);
-  const auto batch = static_cast<std::size_t>(v[4]);
-  if (v.size() != 5 + n + n * batch) {
-    out.ok = false;
-    out.error = fmt::format("a result of {} values (expected {})", v.size(), 5 + n + n * batch);
-    return out;
-  }
-  out.iteration_seconds.assign(v.begin() + 5, v.begin() + 5 + static_cast<std::ptrdiff_t>(n));
-  out.request_seconds.assign(v.begin() + 5 + static_cast<std::ptrdiff_t>(n), v.end());
   return out;
 }
 

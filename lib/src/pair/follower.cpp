@@ -27,7 +27,6 @@ using peer_util::connect_all;
 using peer_util::expect_endpoints;
 using peer_util::finish_json;
 using peer_util::own_counters;
-using peer_util::to_values;
 using std::chrono::milliseconds;
 
 ctrl::Result result(std::uint64_t seq, ctrl::ResultStatus status = ctrl::ResultStatus::kOk, std::string error = {}) {
@@ -220,7 +219,7 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
   if (mine.ok && load != nullptr) mine.wrong += load->check_payload();
   auto r = result(fin.sequence, mine.ok ? ctrl::ResultStatus::kOk : ctrl::ResultStatus::kFailed,
                   mine.ok ? std::string{} : fmt::format("server: {}", mine.error));
-  r.values = to_values(mine);
+  r.record = mine.to_record();
   if (counters || load != nullptr) r.json = finish_json(counters ? &before : nullptr, after, load, load_result);
   ch.send(r);
   return mine.ok;

@@ -23,7 +23,7 @@ namespace {
 using peer_util::all_endpoints;
 using peer_util::connect_all;
 using peer_util::expect_endpoints;
-using peer_util::from_values;
+using peer_util::from_result;
 using peer_util::own_counters;
 using peer_util::own_report;
 using peer_util::parse_counters;
@@ -262,7 +262,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
     std::string theirs_error;
     try {
       const auto fin = call("finish", {}, 0, peer_.run_keepalive ? options_.timeout : options_.timeout * 3);
-      out.theirs = from_values(fin);
+      out.theirs = from_result(fin);
       const nlohmann::json their_report = parse_finish(fin.json);
       if (load_) out.their_load = parse_load(their_report);
       if (options_.counters) {

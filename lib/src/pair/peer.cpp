@@ -16,31 +16,46 @@ namespace fabench::pair {
 
 namespace peer_util {
 
-std::vector<double> to_values(const RunResult& r) {
-  return {r.ok ? 1.0 : 0.0,
-          r.seconds,
-          static_cast<double>(r.messages),
-          static_cast<double>(r.bytes),
-          static_cast<double>(r.received),
-          static_cast<double>(r.wrong)};
-}
-
-RunResult from_values(const ctrl::Result& res) {
+RunResult from_result(const ctrl::Result& res) {
   RunResult r;
-  if (res.values.size() != 6) {
+  try {
+    r = RunResult::from_record(res.record);
+  } catch (const ctrl::RecordError& e) {
+    r = RunResult{};
     r.ok = false;
-    r.error = res.error.empty() ? "follower sent a malformed result" : res.error;
+    r.error = res.error.empty() ? fmt::format("follower sent a malformed result: {}", e.what()) : res.error;
     return r;
   }
-  r.ok = res.values[0] != 0.0 && res.status == ctrl::ResultStatus::kOk;
+  r.ok = r.ok && res.status == ctrl::ResultStatus::kOk;
   r.error = res.error;
-  r.seconds = res.values[1];
-  r.messages = static_cast<std::uint64_t>(res.values[2]);
-  r.bytes = static_cast<std::uint64_t>(res.values[3]);
-  r.received = static_cast<std::uint64_t>(res.values[4]);
-  r.wrong = static_cast<std::uint64_t>(res.values[5]);
   return r;
 }
+
+}  // namespace peer_util
+
+ctrl::Record RunResult::to_record() const {
+  ctrl::Record r;
+  r.set_u64("ok", ok ? 1 : 0)
+      .set_f64("seconds", seconds)
+      .set_u64("messages", messages)
+      .set_u64("bytes", bytes)
+      .set_u64("received", received)
+      .set_u64("wrong", wrong);
+  return r;
+}
+
+RunResult RunResult::from_record(const ctrl::Record& r) {
+  RunResult out;
+  out.ok = r.u64("ok") != 0;
+  out.seconds = r.f64("seconds");
+  out.messages = r.u64("messages");
+  out.bytes = r.u64("bytes");
+  out.received = r.u64("received");
+  out.wrong = r.u64("wrong");
+  return out;
+}
+
+namespace peer_util {
 
 // This end's port and hw counters (outside any timed loop).
 harness::Counters own_counters(const harness::Context& ctx) {

@@ -1,5 +1,5 @@
 // Internal to lib/src/pair: what both ends of the pair protocol share
-// (peer.cpp): the run result's values, the follower's finish json and its
+// (peer.cpp): the run result's reading, the follower's finish json and its
 // reading, counter reads, and the endpoint exchange. follower.cpp serves a
 // leader; leader.cpp is the Leader. Not installed; not part of the library's
 // interface.
@@ -22,10 +22,9 @@
 
 namespace fabench::pair::peer_util {
 
-// A RunResult as the six values of a ctrl::Result, and back (a malformed
-// result is a failed run).
-std::vector<double> to_values(const RunResult& r);
-RunResult from_values(const ctrl::Result& res);
+// The follower's RunResult from its Result (RunResult::from_record; a
+// record that does not read is a failed run, its error naming the field).
+RunResult from_result(const ctrl::Result& res);
 
 // This end's port and hw counters (outside any timed loop).
 harness::Counters own_counters(const harness::Context& ctx);

@@ -29,7 +29,7 @@ RankReport from_result(const ctrl::Result& r) {
   RankReport out;
   out.ok = r.status == ctrl::ResultStatus::kOk;
   out.error = r.error;
-  out.values = r.values;
+  out.record = r.record;
   return out;
 }
 
@@ -38,7 +38,7 @@ ctrl::Result to_result(std::uint64_t seq, const RankReport& r) {
   out.sequence = seq;
   out.status = r.ok ? ctrl::ResultStatus::kOk : ctrl::ResultStatus::kFailed;
   out.error = r.error;
-  out.values = r.values;
+  out.record = r.record;
   return out;
 }
 

@@ -3,8 +3,8 @@
 // its input filled and its expected output computed, so a run is "n calls,
 // then check". It is the world::Job of the session protocol
 // (world/driver.hpp): rank 0 (leader.cpp) drives Google Benchmark and tells
-// the others what to run. A run reports {seconds, wrong, hash hi, hash lo,
-// wire bytes, ops seconds} (RankResult). The transport is RDMA (a World on a
+// the others what to run. A run reports {seconds, wrong, hash, wire_bytes,
+// ops_seconds} (RankResult), by name on the wire (ctrl::Record). The transport is RDMA (a World on a
 // device) or shared memory (a ShmWorld: every rank on one host, no device).
 #pragma once
 
@@ -71,7 +71,12 @@ struct RankResult {
   double ops_seconds = 0;        // of `seconds`, in local reductions and copies
   int closed_channel = -1;       // index into Watch::channels of one found closed mid-run
 
+  // The numbers by name: seconds, ops_seconds (f64); wrong, hash, wire_bytes (u64, exact).
+  [[nodiscard]] ctrl::Record to_record() const;
+  // Throws ctrl::RecordError naming a field that is missing or of another kind.
+  [[nodiscard]] static RankResult from_record(const ctrl::Record& r);
   [[nodiscard]] world::RankReport to_report() const;
+  // A report whose record does not read is a failed rank, the error naming the field.
   [[nodiscard]] static RankResult from_report(const world::RankReport& r);
 };
 

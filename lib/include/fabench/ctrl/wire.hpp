@@ -10,7 +10,9 @@
 // Every integer is little-endian and written field by field (never a memcpy of
 // a struct, whose padding and byte order are the compiler's). Strings and byte
 // strings are a u32 length then the bytes; lists are a u32 count then the
-// elements; doubles are their IEEE-754 bits as a u64.
+// elements; doubles are their IEEE-754 bits as a u64. A Record (Result) is a
+// u32 field count, then per field its name (a string), a u8 kind (0 f64,
+// 1 u64, 2 f64 list: a u32 count then the doubles) and the value.
 //
 // Decoding never trusts a length: every length and count is checked against
 // the bytes actually left before anything is read or allocated, and a payload
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "fabench/ctrl/error.hpp"
+#include "fabench/ctrl/record.hpp"
 #include "fabench/verbs/endpoint.hpp"
 
 namespace fabench::ctrl {
@@ -41,7 +44,9 @@ namespace fabench::ctrl {
 inline constexpr std::uint32_t kMagic = 0x50434246;  // bytes 'F' 'B' 'C' 'P'
 // v2: Keepalive (a leader proves it is alive while its follower waits).
 // v3: Hello.challenge and Proof (the shared-token check of token.hpp).
-inline constexpr std::uint16_t kProtocolVersion = 3;
+// v4: Result carries a Record (named fields) where it carried a list of
+//     doubles read by position.
+inline constexpr std::uint16_t kProtocolVersion = 4;
 inline constexpr std::size_t kHeaderBytes = 12;
 // Largest payload accepted by default: far above any endpoint list or result,
 // small enough that a corrupt length cannot make us allocate gigabytes.
@@ -108,7 +113,7 @@ struct Result {
   ResultStatus status = ResultStatus::kOk;
   std::string error;           // one line, empty when kOk
   std::string json;            // free-form JSON document (may be empty)
-  std::vector<double> values;  // numbers whose meaning the benchmark defines
+  Record record;               // the benchmark's numbers, by name (record.hpp)
 
   friend bool operator==(const Result&, const Result&) = default;
 };

@@ -56,8 +56,14 @@ struct TransferResult {
   std::vector<double> iteration_seconds;   // initiators: n
   std::vector<double> request_seconds;     // initiators: n x batch, iteration-major
 
-  // values: {wrong, wrs, bytes, n, batch, iteration_seconds..., request_seconds...}
+  // The numbers by name: wrong_pages, wrs, bytes (u64); iteration_seconds,
+  // request_seconds (f64 lists). from_record throws ctrl::RecordError naming a
+  // field that is missing or of another kind, or when request_seconds is not
+  // a whole number of requests per iteration.
+  [[nodiscard]] ctrl::Record to_record() const;
+  [[nodiscard]] static TransferResult from_record(const ctrl::Record& r);
   [[nodiscard]] world::RankReport to_report() const;
+  // A report whose record does not read is a failed rank (an ok one's error names the field).
   [[nodiscard]] static TransferResult from_report(const world::RankReport& r);
 };
 

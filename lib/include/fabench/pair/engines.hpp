@@ -13,6 +13,7 @@
 
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/heartbeat.hpp"
+#include "fabench/ctrl/record.hpp"
 #include "fabench/harness/clock.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/pair/side.hpp"
@@ -70,6 +71,13 @@ struct RunResult {
   std::uint64_t received = 0;  // messages this side received (send/recv)
   std::uint64_t wrong = 0;     // payload bytes or atomic results that did not match
   bool peer_lost = false;      // the watched peer (RunLimits) closed its connection or fell silent
+
+  // The numbers a follower sends its leader, by name: ok, messages, bytes,
+  // received, wrong (u64), seconds (f64). Not error or peer_lost (the Result
+  // carries the error). from_record throws ctrl::RecordError naming a field
+  // that is missing or of another kind.
+  [[nodiscard]] ctrl::Record to_record() const;
+  [[nodiscard]] static RunResult from_record(const ctrl::Record& r);
 };
 
 // Before a run: zero the ping-pong flags and top up receive queues, so that

@@ -6,7 +6,7 @@
 //   Command run {bench, params, n}     ->    Job::prepare(bench, params)
 //                                      <-    Result ok ("ready")
 //   Command go (to every rank)         ->    Job::run(n): n iterations, checked
-//                                      <-    Result {ok, error, values}
+//                                      <-    Result {ok, error, record}
 //   ... Command bye                    ->    exit 0
 //   Error (any time)                   ->    print it, exit 1
 //
@@ -31,6 +31,7 @@
 
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/ctrl/record.hpp"
 
 namespace fabench::world {
 
@@ -96,7 +97,7 @@ using Params = std::vector<std::pair<std::string, std::string>>;
 struct RankReport {
   bool ok = true;
   std::string error;           // one line when !ok
-  std::vector<double> values;  // the job's own (times, counts, checks)
+  ctrl::Record record;          // the job's own numbers by name (times, counts, checks)
   int closed_channel = -1;     // index into Watch::channels of one found closed mid-run
 };
 

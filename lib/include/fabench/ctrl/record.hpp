@@ -1,0 +1,71 @@
+// Record: the numbers of a result that crosses the control channel, each under
+// its name (ctrl::Result::record, world::RankReport::record). A reader asks for
+// a field by name, so a field added, dropped or reordered by the writer never
+// shifts the others, and one that is missing is named in the error.
+//
+// A field is a double (times), an exact u64 (counts, hashes: no rounding
+// through a double) or a list of doubles (per-iteration times). Names are
+// unique within a record; the order is the writer's, kept on the wire.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace fabench::ctrl {
+
+// A field that is missing or of another kind; the text names it.
+class RecordError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The kinds in the order of their tag on the wire (wire.cpp): 0 f64, 1 u64, 2 f64 list.
+using FieldValue = std::variant<double, std::uint64_t, std::vector<double>>;
+
+class Record {
+ public:
+  struct Field {
+    std::string name;
+    FieldValue value;
+
+    friend bool operator==(const Field&, const Field&) = default;
+  };
+
+  Record() = default;
+
+  // Sets field `name` (replacing one of that name in place, else appended).
+  Record& set_f64(std::string_view name, double v) { return set(name, FieldValue{v}); }
+  Record& set_u64(std::string_view name, std::uint64_t v) { return set(name, FieldValue{v}); }
+  Record& set_list(std::string_view name, std::vector<double> v) { return set(name, FieldValue{std::move(v)}); }
+  Record& set(std::string_view name, FieldValue v);
+
+  [[nodiscard]] bool has(std::string_view name) const noexcept { return find(name) != nullptr; }
+  // The field's value; RecordError when it is missing or of another kind
+  // ("result record has no field \"hash\" (it has: seconds, wrong)").
+  [[nodiscard]] double f64(std::string_view name) const;
+  [[nodiscard]] std::uint64_t u64(std::string_view name) const;
+  [[nodiscard]] const std::vector<double>& list(std::string_view name) const;
+
+  [[nodiscard]] const std::vector<Field>& fields() const noexcept { return fields_; }
+  [[nodiscard]] bool empty() const noexcept { return fields_.empty(); }
+  [[nodiscard]] std::size_t size() const noexcept { return fields_.size(); }
+  // "seconds, wrong, hash" ("none" when empty).
+  [[nodiscard]] std::string names() const;
+
+  friend bool operator==(const Record&, const Record&) = default;
+
+ private:
+  [[nodiscard]] const Field* find(std::string_view name) const noexcept;
+  [[nodiscard]] const FieldValue& get(std::string_view name, std::size_t kind) const;
+
+  std::vector<Field> fields_;
+};
+
+// "f64", "u64", "f64 list": a kind's name in messages.
+[[nodiscard]] std::string_view field_kind_name(std::size_t kind) noexcept;
+
+}  // namespace fabench::ctrl
