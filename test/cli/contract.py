@@ -21,6 +21,8 @@ ALL = ["lat", "bw", "coll", "kv", "accept"]
 
 # (binary, arguments, text the one line must contain)
 BAD = [
+    ("accept", ["--plan", "--nodes", "4", "--max-p99-us", "5"], "--max-p99-us does not apply to --plan"),
+    ("accept", ["--plan", "--nodes", "4", "--min-bw-fraction", "0.5"], "--min-bw-fraction does not apply to --plan"),
     ("lat", ["--loopback", "--benchmark_format=xml"], "--benchmark_format xml: expected console, json or csv"),
     ("bw", ["--benchmark_out_format=yaml"], "--benchmark_out_format yaml"),
     ("lat", ["-q", "2", "hostB"], "unknown flag -q"),

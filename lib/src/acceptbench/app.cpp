@@ -86,7 +86,16 @@ int accept_main(int argc, char** argv) {
   try {
     const accept::Spec spec = build_spec(c);
     (void)bw_bytes(c);
-    if (c.plan) return plan_only(c, spec);
+    if (c.plan) {
+      // The judging thresholds judge measurements a plan does not make: refused, not ignored.
+      for (const char* f : {"--port-gbps", "--min-bw-fraction", "--min-bidir-fraction", "--max-p99-us", "--outlier-k",
+                            "--outlier-min-fraction", "--zero-counters", "--node-bad-fraction"}) {
+        if (app.count(f) > 0) {
+          throw UsageError(fmt::format("{} does not apply to --plan: it judges measurements, and a plan makes none", f));
+        }
+      }
+      return plan_only(c, spec);
+    }
     if (c.plan_nodes != 0) throw UsageError("--nodes goes with --plan (a run takes its node count from the launcher)");
     if (c.plan_rounds != "8") throw UsageError("--rounds goes with --plan (a run measures every round)");
     return run(c, spec);

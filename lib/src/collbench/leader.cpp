@@ -75,7 +75,14 @@ class Leader {
       out.ok = o.ok;
       out.error = o.error;
       out.ranks.clear();
-      for (const auto& r : o.ranks) out.ranks.push_back(RankResult::from_report(r));
+      for (std::size_t i = 0; i < o.ranks.size(); ++i) {
+        out.ranks.push_back(RankResult::from_report(o.ranks[i]));
+        // A result whose record does not read (a field missing) fails the run, naming the rank.
+        if (out.ok && !out.ranks.back().ok) {
+          out.ok = false;
+          out.error = fmt::format("rank {}: {}", i, out.ranks.back().error);
+        }
+      }
       if (!out.ok) break;
       double t_max = 0;
       for (const auto& r : out.ranks) t_max = std::max(t_max, r.seconds);

@@ -123,7 +123,7 @@ int RdmaTransport::post(std::size_t w, unsigned p, std::string& error) noexcept 
 
 // Arrivals counted by (parity, step) and their receives reposted; send completions retired.
 int RdmaTransport::poll(unsigned /*p*/, std::size_t /*k*/, std::string& error) noexcept {
-  std::array<ibv_wc, harness::kPollBatch> wcs{};
+  auto& wcs = wcs_;
   const int nr = world_.recv_cq().poll(std::span(wcs));
   for (int i = 0; i < nr; ++i) {
     const ibv_wc& wc = wcs[i];

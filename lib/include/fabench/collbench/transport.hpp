@@ -13,6 +13,7 @@
 // of the peer's counter for (parity, step); a write is complete once copied.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <infiniband/verbs.h>
 
 #include "fabench/coll/schedule.hpp"
+#include "fabench/harness/loop.hpp"
 #include "fabench/world/shm.hpp"
 #include "fabench/world/world.hpp"
 
@@ -65,6 +67,7 @@ class RdmaTransport {
   std::vector<std::uint32_t> expected_;         // arrivals per step
   std::vector<std::uint32_t> arrived_[2];       // arrivals per step, per parity
   std::uint64_t outstanding_ = 0;               // writes posted, not completed
+  std::array<ibv_wc, harness::kPollBatch> wcs_{};  // one poll's completions
 };
 
 class ShmTransport {
