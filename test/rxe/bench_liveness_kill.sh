@@ -77,11 +77,11 @@ host, port = sys.argv[1], int(sys.argv[2])
 def s(x):
     b = x.encode()
     return struct.pack("<I", len(b)) + b
-# Hello v3: version, build version, host, rank, size, then its challenge (empty: no token).
-payload = struct.pack("<H", 3) + s("0.1.0") + s("raw-client") + struct.pack("<III", 0, 0, 0)
+# Hello v4: version, build version, host, rank, size, then its challenge (empty: no token).
+payload = struct.pack("<H", 4) + s("0.1.0") + s("raw-client") + struct.pack("<III", 0, 0, 0)
 c = socket.create_connection((host, port), timeout=10)
 t0 = time.monotonic()
-c.sendall(struct.pack("<IHHI", 0x50434246, 3, 1, len(payload)) + payload)
+c.sendall(struct.pack("<IHHI", 0x50434246, 4, 1, len(payload)) + payload)
 data = b""
 while b"busy: serving" not in data:
     chunk = c.recv(4096)
@@ -108,7 +108,7 @@ exec 5<>"/dev/tcp/$IP1/$PORT"
 "$PY" -c "
 import socket, struct, sys, time
 s = socket.create_connection(('$IP1', $PORT))
-s.sendall(struct.pack('<IHHI', 0x50434246, 3, 1, 40) + b'half')  # a Hello cut short
+s.sendall(struct.pack('<IHHI', 0x50434246, 4, 1, 40) + b'half')  # a Hello cut short
 time.sleep(20)
 " &
 PIDS+=($!)
