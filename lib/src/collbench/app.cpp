@@ -70,16 +70,16 @@ int run(Cli& c, const std::vector<CollSpec>& specs) {
   so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
   so.pipeline_chunks = c.pipeline;
   so.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
-  // Every rank calibrates at once, so that the rates include the memory bandwidth the ranks of a
-  // host share; rank 0 uses its own.
-  boot.barrier();
-  so.rates = coll::calibrate_host();
-  so.cost = cost_params(c, shm, ctx ? ctx->port().rate_gbps : 0, so.rates);
   Session session(boot, ctx ? &*ctx : nullptr, specs, so);
   spdlog::info("rank {} of {} on {}: world up ({} peers, {} MiB arena), {} benchmark(s) to run", boot.rank(),
                boot.size(), ctx ? ctx->device().name() : std::string("shared memory"), session.peer_count(),
                session.arena_bytes() >> 20, specs.size());
   if (!leader) return follow(session);
+  // Rank 0 alone, once the world is up (the others wait for its first command): a bounded
+  // fraction of a second, so that a short --timeout holds on any host.
+  so.rates = coll::calibrate_host();
+  so.cost = cost_params(c, shm, ctx ? ctx->port().rate_gbps : 0, so.rates);
+  session.set_cost_model(so.cost, so.rates);
   if (ctx) {
     harness::add_fabric_context(*ctx, "coll");
   } else {

@@ -49,9 +49,10 @@ struct HostRates {
   }
 };
 // Times each reduction and memcpy at each size (the best of repeated runs for about
-// `seconds_each`): about 0.1 s in all. Every rank of a host calibrates at the same time, so that
-// the rates include the memory bandwidth the ranks share.
-[[nodiscard]] HostRates calibrate_host(double seconds_each = 0.004);
+// `seconds_each`, at least one run), smallest first; once `budget_s` has gone, the larger sizes
+// take the last measured size's rates (a slow or emulated host stays within a fraction of a
+// second; about 0.1 s on this project's development host).
+[[nodiscard]] HostRates calibrate_host(double seconds_each = 0.004, double budget_s = 0.25);
 
 // Predicted seconds for one call moving `bytes` = S. Throws std::invalid_argument for an
 // unsupported collective/algorithm pair or nranks == 0.

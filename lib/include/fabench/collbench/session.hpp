@@ -51,7 +51,7 @@ struct SessionOptions {
   std::uint32_t pipeline_chunks = 0;  // ring sub-chunks; 0: auto_pipeline_chunks per size
   std::uint8_t qp_timeout = world::kDefaultQpTimeout;
   coll::CostParams cost;  // alpha and beta for predictions and --algo auto without measurements
-  coll::HostRates rates;  // gamma per dtype and the copy rate, by size (calibrated at start-up)
+  coll::HostRates rates;  // gamma per dtype and the copy rate, by size (rank 0 calibrates them)
 
   // cost with the gamma of dtype t at the size of `sched`'s largest reduction (0 when nothing is
   // computed) and, over shared memory, beta at the copy rate of its largest write.
@@ -92,6 +92,11 @@ class Session final : public world::Job {
   [[nodiscard]] std::size_t peer_count() const noexcept;
   [[nodiscard]] std::uint64_t arena_bytes() const noexcept;
   [[nodiscard]] const SessionOptions& options() const noexcept { return options_; }
+  // Rank 0's cost model, once calibrated (SessionOptions::cost, rates).
+  void set_cost_model(const coll::CostParams& cost, const coll::HostRates& rates) {
+    options_.cost = cost;
+    options_.rates = rates;
+  }
 
   // Builds spec i's executor (when it is not the current one) and fills its input.
   void prepare(std::size_t index);
