@@ -98,14 +98,19 @@ std::size_t HostRates::bucket(std::uint64_t bytes) {
 HostRates calibrate_host(double seconds_each, double budget_s) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(budget_s);
-  const std::uint64_t largest = HostRates::kSizes[std::size(HostRates::kSizes) - 1];
-  std::vector<std::byte> a(largest), b(largest);
-  // Finite values of every type (1.0 in f32 halves, bf16 and f16 alike: 0x3c00 0x3f80 are normal).
-  for (std::size_t i = 0; i + 4 <= largest; i += 4) {
-    const std::uint32_t v = 0x3f803c00u;
-    std::memcpy(&a[i], &v, 4);
-    std::memcpy(&b[i], &v, 4);
-  }
+  // The buffers grow with the size measured, so a host out of budget never fills the largest.
+  std::vector<std::byte> a, b;
+  const auto grow = [&](std::uint64_t bytes) {
+    const std::size_t from = a.size();
+    a.resize(bytes);
+    b.resize(bytes);
+    // Finite values of every type (1.0 in f32 halves, bf16 and f16 alike: 0x3c00 0x3f80 are normal).
+    for (std::size_t i = from; i + 4 <= bytes; i += 4) {
+      const std::uint32_t v = 0x3f803c00u;
+      std::memcpy(&a[i], &v, 4);
+      std::memcpy(&b[i], &v, 4);
+    }
+  };
   HostRates r;
   for (std::size_t k = 0; k < std::size(HostRates::kSizes); ++k) {
     if (k > 0 && Clock::now() > deadline) {  // out of time: the larger sizes as the last one
@@ -114,6 +119,7 @@ HostRates calibrate_host(double seconds_each, double budget_s) {
       continue;
     }
     const std::uint64_t bytes = HostRates::kSizes[k];
+    grow(bytes);
     // The best of repeated runs for about seconds_each: the rate the host can give, not a
     // moment's interference.
     const auto best_rate = [&](auto&& body) {
