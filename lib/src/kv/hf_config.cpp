@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fabench/kv/error.hpp"
+#include "fabench/kv/hf_fields.hpp"
 #include "fabench/kv/model.hpp"
 
 namespace fabench::kv {
@@ -18,63 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-// The object the fields are read from, and how to name them in errors.
-struct Fields {
-  const std::string& file;
-  const json& obj;
-  std::string prefix;  // "" or "text_config."
-
-  [[nodiscard]] const json* find(std::string_view key) const {
-    const auto it = obj.find(std::string(key));
-    if (it == obj.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  [[nodiscard]] bool has(std::string_view key) const { return find(key) != nullptr; }
-
-  [[noreturn]] void fail(std::string_view key, std::string_view what) const {
-    throw KvError(fmt::format("{}: {}{} {}", file, prefix, key, what));
-  }
-
-  [[nodiscard]] std::optional<std::uint32_t> positive(std::string_view key) const {
-    const json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    const bool ok = v->is_number_integer() &&
-                    (v->is_number_unsigned() ? v->get<std::uint64_t>() <= UINT32_MAX
-                                             : v->get<std::int64_t>() > 0 && v->get<std::int64_t>() <= UINT32_MAX) &&
-                    v->get<std::uint64_t>() > 0;
-    if (!ok) fail(key, fmt::format("must be a positive integer (got {})", v->dump()));
-    return static_cast<std::uint32_t>(v->get<std::uint64_t>());
-  }
-
-  [[nodiscard]] std::uint32_t required(std::string_view key) const {
-    const auto v = positive(key);
-    if (!v) fail(key, "is missing");
-    return *v;
-  }
-
-  [[nodiscard]] std::optional<std::string> text(std::string_view key) const {
-    const json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_string()) fail(key, fmt::format("must be a string (got {})", v->dump()));
-    return v->get<std::string>();
-  }
-};
-
-json parse_file(const std::filesystem::path& path, const std::string& file) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw KvError(fmt::format("{}: cannot open (no such file, or not readable)", file));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  try {
-    return json::parse(buf.str());
-  } catch (const json::parse_error& e) {
-    throw KvError(fmt::format("{}: not JSON (parse error at byte {})", file, e.byte));
-  } catch (const json::out_of_range&) {  // 406: a number beyond a double ("1e400"), found by fuzz/kv_config
-    throw KvError(fmt::format("{}: not JSON (a number out of range)", file));
-  }
-}
-
-void read_attention(const Fields& f, ModelShape& m) {
+void read_attention(const HfFields& f, ModelShape& m) {
   if (f.has("kv_lora_rank") || f.has("qk_rope_head_dim")) {
     m.mla = true;
     m.kv_lora_rank = f.required("kv_lora_rank");
@@ -99,7 +44,7 @@ void read_attention(const Fields& f, ModelShape& m) {
   m.head_dim = hidden / *heads;
 }
 
-void read_dtype(const Fields& f, ModelShape& m) {
+void read_dtype(const HfFields& f, ModelShape& m) {
   const std::string_view key = f.has("torch_dtype") ? "torch_dtype" : "dtype";
   const auto s = f.text(key);
   if (!s) return;
@@ -114,12 +59,12 @@ void read_dtype(const Fields& f, ModelShape& m) {
 
 ModelShape load_hf_config(const std::filesystem::path& path) {
   const std::string file = path.string();
-  const json root = parse_file(path, file);
+  const json root = parse_hf_file(path, file);
   if (!root.is_object()) throw KvError(fmt::format("{}: not a JSON object", file));
-  const Fields top{file, root, ""};
+  const HfFields top{file, root, ""};
   const json* text_config = top.find("text_config");
   const bool nested = !top.has("num_hidden_layers") && text_config != nullptr && text_config->is_object();
-  const Fields f = nested ? Fields{file, *text_config, "text_config."} : top;
+  const HfFields f = nested ? HfFields{file, *text_config, "text_config."} : top;
 
   ModelShape m;
   m.layers = f.required("num_hidden_layers");

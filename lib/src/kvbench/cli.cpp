@@ -14,13 +14,17 @@ namespace fabench::kvbench {
 
 using harness::UsageError;
 
-void add_options(CLI::App& app, Cli& c) {
-  harness::add_device_flags(app, c.dev);
-  world::add_rank_flags(app, c.ranks);
-  // Records that `flag` was given, for the modes that ignore it (check_mode_flags).
-  const auto note = [&c](std::string flag) {
+namespace {
+
+// Records that `flag` was given, for the modes that ignore it (check_mode_flags).
+auto noter(Cli& c) {
+  return [&c](std::string flag) {
     return [&c, flag = std::move(flag)](const std::string& /*value*/) { c.given.insert(flag); };
   };
+}
+
+// The model and the transfer's shape.
+void add_shape_options(CLI::App& app, Cli& c) {
   app.add_option("--model", c.models, "Model presets, a list (default llama-3.1-8b; see below)")
       ->type_name("LIST")
       ->each([&c](const std::string& /*value*/) { c.model_given = true; });
@@ -36,6 +40,11 @@ void add_options(CLI::App& app, Cli& c) {
       ->check(harness::whole_number("--prefill-tp", 1, 1024));
   app.add_option("--decode-tp", c.decode_tp, "Decode TP: ranks P..P+D-1 (default 1)")
       ->check(harness::whole_number("--decode-tp", 1, 1024));
+}
+
+// How the transfer is laid out and posted.
+void add_transfer_options(CLI::App& app, Cli& c) {
+  const auto note = noter(c);
   app.add_option("--layout", c.layouts, "contiguous, layer (vLLM), block (TensorRT-LLM), a list (default layer)")
       ->type_name("LIST")
       ->each(note("--layout"));
@@ -62,6 +71,11 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--post-list", c.post_list, "WRs per ibv_post_send (default 1; a list with --wr-sweep)")
       ->type_name("N")
       ->each(note("--post-list"));
+}
+
+// --plan, the time model and the prefill time.
+void add_plan_options(CLI::App& app, Cli& c) {
+  const auto note = noter(c);
   app.add_option("--seed", c.seed, "Seed of the page tables (default 1)");
   app.add_flag("--plan", c.plan, "Print the shape, WRs per layout and predicted times; no RDMA");
   app.add_option("--json", c.json, "With --plan: the plan as JSON, to FILE (no FILE or -: stdout)")
@@ -77,6 +91,11 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--ttft-ms", c.ttft_ms, "Prefill time per request, ms: ttft_share = transfer p50 / this")
       ->check(harness::number_at_least("--ttft-ms", 0, false))
       ->each(note("--ttft-ms"));
+}
+
+// --wr-sweep and the run's length.
+void add_sweep_options(CLI::App& app, Cli& c) {
+  const auto note = noter(c);
   app.add_flag("--wr-sweep", c.wr_sweep,
                "Per-WR cost curve: the request's bytes, contiguous, in WRs of -b..-e bytes; prints the knee");
   app.add_option("-b,--minbytes", c.min_bytes, "--wr-sweep: smallest bytes per WR (default 64; nccl-tests' -b)")
@@ -95,6 +114,17 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("-D,--duration", c.duration_s, "Seconds to run each benchmark, at least (default: adaptive)")
       ->check(harness::positive_seconds("-D"))
       ->each(note("-D"));
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Cli& c) {
+  harness::add_device_flags(app, c.dev);
+  world::add_rank_flags(app, c.ranks);
+  add_shape_options(app, c);
+  add_transfer_options(app, c);
+  add_plan_options(app, c);
+  add_sweep_options(app, c);
 }
 
 std::string kv_preset_list() { return fmt::format("{}", fmt::join(kv::preset_names(), ", ")); }
@@ -221,6 +251,33 @@ void check_mode_flags(const Cli& c) {
 
 }  // namespace
 
+namespace {
+
+// The contiguous ceiling of `s` (implied when --layout does not list it), then each layout x
+// fragmentation x merge.
+void add_layout_benches(std::vector<KvBench>& out, const kv::KvSpec& s, const std::vector<kv::Layout>& layouts,
+                        const std::vector<double>& frags, const std::vector<bool>& merges, const TransferOptions& opts) {
+  kv::KvSpec ceiling = s;
+  ceiling.layout = kv::Layout::kContiguous;
+  ceiling.max_sge = 1;
+  const bool asked = std::find(layouts.begin(), layouts.end(), kv::Layout::kContiguous) != layouts.end();
+  out.push_back(KvBench{ceiling, BenchKind::kTransfer, opts, 0, 1, !asked});
+  for (const auto layout : layouts) {
+    if (layout == kv::Layout::kContiguous) continue;
+    for (const auto f : frags) {
+      for (const bool merge : merges) {
+        kv::KvSpec t = s;
+        t.layout = layout;
+        t.fragmentation = f;
+        t.merge = merge;
+        out.push_back(KvBench{t, BenchKind::kTransfer, opts, 0, 1, false});
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<KvBench> build_benches(const Cli& c) {
   check_mode_flags(c);
   if (c.iters > 0 && c.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
@@ -257,23 +314,7 @@ std::vector<KvBench> build_benches(const Cli& c) {
                 for (const auto b : sweep_sizes(c)) out.push_back(KvBench{s, BenchKind::kSweep, {sig, l}, b, g, false});
           continue;
         }
-        kv::KvSpec ceiling = s;
-        ceiling.layout = kv::Layout::kContiguous;
-        ceiling.max_sge = 1;
-        const bool asked = std::find(layouts.begin(), layouts.end(), kv::Layout::kContiguous) != layouts.end();
-        out.push_back(KvBench{ceiling, BenchKind::kTransfer, first_opts, 0, 1, !asked});
-        for (const auto layout : layouts) {
-          if (layout == kv::Layout::kContiguous) continue;
-          for (const auto f : frags) {
-            for (const bool merge : merges) {
-              kv::KvSpec t = s;
-              t.layout = layout;
-              t.fragmentation = f;
-              t.merge = merge;
-              out.push_back(KvBench{t, BenchKind::kTransfer, first_opts, 0, 1, false});
-            }
-          }
-        }
+        add_layout_benches(out, s, layouts, frags, merges, first_opts);
       }
     }
   }
