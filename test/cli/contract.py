@@ -97,7 +97,9 @@ EXIT_RULE = [
     ("lat", ["--loopback"] + NO_DEVICE, {}, 1, ""),
     ("bw", ["--loopback"] + NO_DEVICE, {}, 1, ""),
     ("coll", NO_DEVICE, {}, 1, ""),
-    ("kv", NO_DEVICE, {}, 1, ""),
+    # a launch that does not fit is bad input, also when it is found after the flags were read
+    ("kv", NO_DEVICE, {}, 2, "need 2 ranks, but 1 was launched"),
+    ("accept", NO_DEVICE, {}, 2, "needs at least 2 ranks, but 1 was launched"),
 ]
 EXIT_HELP = "Exit status: 0 when"
 
