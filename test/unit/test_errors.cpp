@@ -1,9 +1,12 @@
 // The error model (base/error.hpp): one user-error type, one run-error type, and run_main, the
 // one place an exception becomes the line a user sees and the exit status (2 bad input, 1 run).
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
