@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           break;
         }
         case 2: {
-          fabench::verbs::Endpoint ep;
+          fabench::Endpoint ep;
           ep.qpn = 0x100 + cfg.rank;
           FUZZ_CHECK(b.allgather_endpoints(std::span(&ep, 1), 5s).size() == cfg.size);
           break;

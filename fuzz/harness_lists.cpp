@@ -122,7 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if (const auto mtu = parse_integer<std::uint32_t>(t)) {
     const bool valid = *mtu == 0 || *mtu == 256 || *mtu == 512 || *mtu == 1024 || *mtu == 2048 || *mtu == 4096;
-    FUZZ_CHECK(harness::check_path_mtu("-m", *mtu).empty() == valid);
+    FUZZ_CHECK(!harness::check_path_mtu("-m", *mtu).has_value() == valid);
   }
 
   for (const auto& item : parts) {

@@ -32,8 +32,8 @@ Bytes cat(Bytes a, const Bytes& b) {
   return a;
 }
 
-verbs::Endpoint endpoint(std::uint32_t i) {
-  verbs::Endpoint ep;
+fabench::Endpoint endpoint(std::uint32_t i) {
+  fabench::Endpoint ep;
   ep.qpn = 0x100 + i;
   ep.psn = 0xABCDE;
   ep.qkey = 0x11111111;

@@ -9,7 +9,10 @@ Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept
 - -V/--version prints one line and exits 0 in every binary;
 - each bad input of BAD gets exactly one line on stderr, naming the flag, and exit status 2.
   Usage errors are found before any device is opened: on a host without RDMA a check that came
-  after opening one would read "no RDMA device" and exit 1.
+  after opening one would read "no RDMA device" and exit 1;
+- the exit-status rule (harness::run_main): every --help ends with it, and each case of
+  EXIT_RULE (a bad launch environment or token file: 2; a device that is not there: 1) gets one
+  line on stderr and its status, the same in every binary.
 """
 import re
 import subprocess
@@ -82,12 +85,30 @@ BAD = [
     ("coll", ["--benchmark_format=xml"], "--benchmark_format xml"),
 ]
 
+# The exit-status rule, by the exception's type and never by the phase it came in: (binary,
+# arguments, environment, exit status, text the one line must contain).
+BAD_LAUNCH = {"RANK": "3", "WORLD_SIZE": "2"}
+NO_DEVICE = ["-d", "fabench-no-such-device", "--timeout", "5"]
+EXIT_RULE = [
+    ("coll", [], BAD_LAUNCH, 2, "RANK=3 is out of range for WORLD_SIZE=2"),
+    ("kv", [], BAD_LAUNCH, 2, "RANK=3 is out of range for WORLD_SIZE=2"),
+    ("accept", [], BAD_LAUNCH, 2, "RANK=3 is out of range for WORLD_SIZE=2"),
+    ("lat", ["--loopback", "--token-file", "/nonexistent/fabench-token"], {}, 2, "--token-file /nonexistent"),
+    ("lat", ["--loopback"] + NO_DEVICE, {}, 1, ""),
+    ("bw", ["--loopback"] + NO_DEVICE, {}, 1, ""),
+    ("coll", NO_DEVICE, {}, 1, ""),
+    # a launch that does not fit is bad input, also when it is found after the flags were read
+    ("kv", NO_DEVICE, {}, 2, "need 2 ranks, but 1 was launched"),
+    ("accept", NO_DEVICE, {}, 2, "needs at least 2 ranks, but 1 was launched"),
+]
+EXIT_HELP = "Exit status: 0 when"
+
 TYPE_STRINGS = re.compile(r"\b(UINT|INT|FLOAT|TEXT)\b|:\{|not in range")
 
 
-def run(binary, args, cwd):
+def run(binary, args, cwd, env=None):
     return subprocess.run([binary] + args, capture_output=True, text=True, timeout=30, cwd=cwd,
-                          env=dict(os.environ, FABENCH_TOKEN=""))
+                          env=dict(os.environ, FABENCH_TOKEN="", **(env or {})))
 
 
 def table_rows(path):
@@ -125,6 +146,9 @@ def main():
             fail(f"{name}: --help/--help-all exit {short.returncode}/{full.returncode}")
         helps[name] = full.stdout
         for which, text in (("--help", short.stdout), ("--help-all", full.stdout)):
+            if EXIT_HELP not in text:
+                fail(f"{name} {which}: no exit-status epilogue ({EXIT_HELP!r})")
+        for which, text in (("--help", short.stdout), ("--help-all", full.stdout)):
             for line in text.splitlines():
                 if len(line) > 100:
                     fail(f"{name} {which}: a line of {len(line)} columns: {line[:60]}...")
@@ -160,14 +184,15 @@ def main():
                 if s not in have:
                     fail(f"fabench-{name}: {concept}: {s} is not in --help-all (docs/cli.md says it is)")
 
-    for name, args, want in BAD:
+    cases = [(n, a, {}, 2, w) for n, a, w in BAD] + EXIT_RULE
+    for name, args, env, status, want in cases:
         if name not in binaries:
             continue
-        r = run(binaries[name], args, cwd)
+        r = run(binaries[name], args, cwd, env)
         lines = r.stderr.splitlines()
-        shown = f"fabench-{name} {' '.join(args)}"
-        if r.returncode != 2:
-            fail(f"{shown}: exit {r.returncode} (want 2); stderr {r.stderr.strip()!r}")
+        shown = " ".join([f"{k}={v}" for k, v in env.items()] + [f"fabench-{name}"] + args)
+        if r.returncode != status:
+            fail(f"{shown}: exit {r.returncode} (want {status}); stderr {r.stderr.strip()!r}")
         if len(lines) != 1:
             fail(f"{shown}: {len(lines)} lines on stderr (want 1): {r.stderr.strip()!r}")
         elif not lines[0].startswith(f"fabench-{name}: error: ") or want not in lines[0]:
@@ -184,7 +209,7 @@ def main():
 
     for f in failures:
         print("FAIL:", f)
-    checked = len(BAD) + sum(len(s) * len(n) for _, s, n in rows)
+    checked = len(cases) + sum(len(s) * len(n) for _, s, n in rows)
     print(f"{len(failures)} failure(s) in {checked} checks over {', '.join(binaries)}")
     return 1 if failures else 0
 

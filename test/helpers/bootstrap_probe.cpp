@@ -21,7 +21,7 @@
 
 namespace {
 
-using fabench::verbs::Endpoint;
+using fabench::Endpoint;
 
 // What rank r offers: (r % 3) + 1 endpoints with values derived from r and i.
 std::vector<Endpoint> fake_endpoints(std::uint32_t r) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fabench/base/error.hpp"
 #include "fabench/coll/builder.hpp"
 #include "fabench/coll/schedule.hpp"
 
@@ -42,7 +43,7 @@ TEST_CASE("coll: unsupported combinations and bad parameters throw with the reas
                     Contains("rd is not an algorithm for allgather"));
   CHECK_THROWS_WITH(build_schedule(Collective::kAllReduce, Algorithm::kRing, 4, 4, 16, 4),
                     Contains("rank 4 is not below nranks 4"));
-  CHECK_THROWS_AS(build_schedule(Collective::kAllReduce, Algorithm::kRing, 0, 0, 16, 4), std::invalid_argument);
+  CHECK_THROWS_AS(build_schedule(Collective::kAllReduce, Algorithm::kRing, 0, 0, 16, 4), fabench::UserError);
   CHECK_THROWS_AS(build_schedule(Collective::kAllReduce, Algorithm::kRing, kMaxRanks + 1, 0, 16, 4),
                   std::invalid_argument);
   CHECK_THROWS_WITH(build_schedule(Collective::kAllReduce, Algorithm::kRing, 4, 0, 16, 0), Contains("dtype_bytes"));
@@ -52,7 +53,7 @@ TEST_CASE("coll: unsupported combinations and bad parameters throw with the reas
                     Contains("pipeline_chunks applies to ring only"));
   CHECK_THROWS_WITH(build_schedule(Collective::kAllReduce, Algorithm::kOneShot, 4, 0, UINT64_MAX / 2, 4),
                     Contains("overflows"));
-  CHECK_THROWS_AS(scratch_bytes(Collective::kAllToAll, Algorithm::kRing, 4, 16, 4), std::invalid_argument);
+  CHECK_THROWS_AS(scratch_bytes(Collective::kAllToAll, Algorithm::kRing, 4, 16, 4), fabench::UserError);
   CHECK_NOTHROW(build_schedule(Collective::kAllReduce, Algorithm::kRing, 4, 3, 16, 4, {kMaxPipelineChunks}));
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fabench/base/error.hpp"
 #include "fabench/coll/builder.hpp"
 #include "fabench/coll/simulate.hpp"
 
@@ -362,7 +363,7 @@ TEST_CASE("coll: the checker catches unexpected, missing and out-of-bounds trans
   CHECK_THAT(run_error({idle(0), idle(0)}), Contains("schedule 1 does not describe the same call"));
   CHECK_THAT(run_error({idle(0), idle(1, 2)}), Contains("schedule 1 does not describe the same call"));
   CHECK_THAT(run_error({idle(0)}), Contains("1 schedules for 2 ranks"));
-  CHECK_THROWS_AS(ScheduleBuilder(blank(0), 1).write(1, 1, {}, {}, 4), std::logic_error);
+  CHECK_THROWS_AS(ScheduleBuilder(blank(0), 1).write(1, 1, {}, {}, 4), fabench::RunError);
 }
 
 TEST_CASE("coll: a real schedule broken by one offset is caught", "[coll][sim]") {

@@ -68,7 +68,7 @@ TEST_CASE("five ranks rendezvous, allgather and barrier", "[ctrl][bootstrap]") {
   const std::uint16_t port = unused_port();
   constexpr std::uint32_t kSize = 5;
   std::vector<std::vector<std::vector<std::uint8_t>>> gathered(kSize);
-  std::vector<std::vector<std::vector<fabench::verbs::Endpoint>>> endpoints(kSize);
+  std::vector<std::vector<std::vector<fabench::Endpoint>>> endpoints(kSize);
   std::vector<std::vector<std::string>> hosts(kSize);
   const auto errors = run_ranks({0, 1, 2, 3, 4}, [&](std::uint32_t r) {
     // Ranks start in reverse order: the others must wait for rank 0.
@@ -78,7 +78,7 @@ TEST_CASE("five ranks rendezvous, allgather and barrier", "[ctrl][bootstrap]") {
     const std::vector<std::uint8_t> mine(r * 3, static_cast<std::uint8_t>(r));  // rank 0 sends nothing
     gathered[r] = b.allgather(mine);
     b.barrier();
-    std::vector<fabench::verbs::Endpoint> eps(r + 1);
+    std::vector<fabench::Endpoint> eps(r + 1);
     for (std::uint32_t i = 0; i <= r; ++i) {
       eps[i].qpn = 1000 * r + i;
       eps[i].rkey = r;

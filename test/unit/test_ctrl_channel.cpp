@@ -44,7 +44,7 @@ TEST_CASE("messages cross a loopback channel intact, both ways", "[ctrl][channel
   server.send(res);
   CHECK(std::get<Result>(client.recv(2s)) == res);
   // A large message (many endpoints) crosses in several socket writes.
-  EndpointExchange big{1, std::vector<fabench::verbs::Endpoint>(100'000)};
+  EndpointExchange big{1, std::vector<fabench::Endpoint>(100'000)};
   for (std::uint32_t i = 0; i < big.endpoints.size(); ++i) big.endpoints[i].qpn = i;
   std::jthread sender([&client = client, &big] { client.send(big, 10s); });
   const auto got = std::get<EndpointExchange>(server.recv(10s));

@@ -16,8 +16,8 @@
 #include "fabench/ctrl/wire.hpp"
 
 using namespace fabench::ctrl;
+using fabench::Endpoint;
 using fabench::test::catch_ctrl;
-using fabench::verbs::Endpoint;
 
 namespace {
 

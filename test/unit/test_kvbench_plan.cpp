@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/kv/layout.hpp"
 #include "fabench/kv/plan.hpp"
 #include "fabench/kvbench/roles.hpp"
@@ -224,12 +225,12 @@ TEST_CASE("kvbench resplit: more SGEs than bytes in a WR: one byte each", "[kvbe
 
 TEST_CASE("kvbench resplit: refuses zero sizes and plans that are not contiguous", "[kvbench]") {
   const kv::PairPlan whole = only_plan(tiny_contiguous(1));
-  CHECK_THROWS_AS(resplit(whole, 0, 1), std::invalid_argument);
-  CHECK_THROWS_AS(resplit(whole, 4, 0), std::invalid_argument);
+  CHECK_THROWS_AS(resplit(whole, 0, 1), fabench::UserError);
+  CHECK_THROWS_AS(resplit(whole, 4, 0), fabench::UserError);
   kv::PairPlan two_segments = whole;
   two_segments.segments = {{0, 32}, {32, 32}};
   two_segments.wrs[0].segment_count = 2;
-  CHECK_THROWS_AS(resplit(two_segments, 4, 1), std::invalid_argument);
+  CHECK_THROWS_AS(resplit(two_segments, 4, 1), fabench::UserError);
 }
 
 TEST_CASE("kvbench plans_for: a sweep point is the contiguous plan re-split", "[kvbench]") {

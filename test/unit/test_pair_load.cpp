@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/pair/load.hpp"
 #include "fabench/pair/options.hpp"
@@ -82,14 +83,14 @@ TEST_CASE("bit rates: decimal prefixes, bits only", "[pair][load]") {
   CHECK(parse_bit_rate("10k") == 10'000ULL);
   CHECK(parse_bit_rate("1T") == 1'000'000'000'000ULL);
   CHECK(parse_bit_rate("50000") == 50'000ULL);
-  CHECK_THROWS_AS(parse_bit_rate(""), std::invalid_argument);
-  CHECK_THROWS_AS(parse_bit_rate("G"), std::invalid_argument);
-  CHECK_THROWS_AS(parse_bit_rate("2Q"), std::invalid_argument);
-  CHECK_THROWS_AS(parse_bit_rate("2GB"), std::invalid_argument);
-  CHECK_THROWS_AS(parse_bit_rate("2 gigabytes"), std::invalid_argument);
-  CHECK_THROWS_AS(parse_bit_rate("-1G"), std::invalid_argument);
-  CHECK_THROWS_AS(parse_bit_rate("0.1"), std::invalid_argument);
-  CHECK_THROWS_AS(parse_bit_rate("1e30"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_bit_rate(""), fabench::UserError);
+  CHECK_THROWS_AS(parse_bit_rate("G"), fabench::UserError);
+  CHECK_THROWS_AS(parse_bit_rate("2Q"), fabench::UserError);
+  CHECK_THROWS_AS(parse_bit_rate("2GB"), fabench::UserError);
+  CHECK_THROWS_AS(parse_bit_rate("2 gigabytes"), fabench::UserError);
+  CHECK_THROWS_AS(parse_bit_rate("-1G"), fabench::UserError);
+  CHECK_THROWS_AS(parse_bit_rate("0.1"), fabench::UserError);
+  CHECK_THROWS_AS(parse_bit_rate("1e30"), fabench::UserError);
 
   CHECK(format_bit_rate(2'000'000'000ULL) == "2G");
   CHECK(format_bit_rate(2'500'000'000ULL) == "2500M");

@@ -295,8 +295,8 @@ struct Scenario {
   std::vector<std::string> args;  // perftest flags of the capture, as fabench takes them
 };
 
-verbs::Endpoint endpoint(std::uint32_t qpn, std::uint8_t last) {
-  verbs::Endpoint e;
+fabench::Endpoint endpoint(std::uint32_t qpn, std::uint8_t last) {
+  fabench::Endpoint e;
   e.qpn = qpn;
   e.psn = 0xabcdef;
   e.gid_index = 1;

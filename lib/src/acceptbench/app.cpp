@@ -83,7 +83,7 @@ int accept_main(int argc, char** argv) {
   app.footer(help_footer());
   if (auto rc = harness::parse_command_line(app, argc, argv, "fabench-accept", "")) return *rc;
   if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
-  try {
+  return harness::run_main("fabench-accept", [&] {
     const accept::Spec spec = build_spec(c);
     (void)bw_bytes(c);
     if (c.plan) {
@@ -99,13 +99,7 @@ int accept_main(int argc, char** argv) {
     if (c.plan_nodes != 0) throw UsageError("--nodes goes with --plan (a run takes its node count from the launcher)");
     if (c.plan_rounds != "8") throw UsageError("--rounds goes with --plan (a run measures every round)");
     return run(c, spec);
-  } catch (const UsageError& e) {
-    std::cerr << "fabench-accept: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "fabench-accept: error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace fabench::acceptbench

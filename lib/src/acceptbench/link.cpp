@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::acceptbench {
 
 namespace {
@@ -32,7 +34,7 @@ PairLink::PairLink(const harness::Context& ctx, const LinkOptions& options)
       buffer_(kBwOffset + options.bw_bytes),
       mr_(ctx.pd(), buffer_, kArenaAccess) {
   if (options_.lanes == 0 || options_.depth == 0 || options_.bw_bytes == 0 || options_.bw_bytes > (1ULL << 31))
-    throw std::invalid_argument("PairLink: lanes, depth and bytes (at most 2 GiB) must be positive");
+    throw UserError("PairLink: lanes, depth and bytes (at most 2 GiB) must be positive");
   verbs::QpCaps caps;
   caps.max_send_wr = options_.depth + 2;  // + a step send and a ping
   caps.max_recv_wr = kStepReceives;
@@ -67,12 +69,12 @@ std::vector<verbs::Endpoint> PairLink::endpoints() const {
 
 void PairLink::connect(std::span<const verbs::Endpoint> remote) {
   if (remote.size() != qps_.size()) {
-    throw std::runtime_error(fmt::format("the partner offers {} QP(s), this side has {} (--qps differs between ranks?)",
-                                         remote.size(), qps_.size()));
+    throw RunError(fmt::format("the partner offers {} QP(s), this side has {} (--qps differs between ranks?)",
+                               remote.size(), qps_.size()));
   }
   if (remote.front().length < kBwOffset + options_.bw_bytes) {
-    throw std::runtime_error(fmt::format("the partner's arena holds {} bytes, {} needed (-s differs between ranks?)",
-                                         remote.front().length, kBwOffset + options_.bw_bytes));
+    throw RunError(fmt::format("the partner's arena holds {} bytes, {} needed (-s differs between ranks?)",
+                               remote.front().length, kBwOffset + options_.bw_bytes));
   }
   for (std::size_t i = 0; i < qps_.size(); ++i) qps_[i].connect(remote[i], cfg_);
   remote_addr_ = remote.front().addr;

@@ -18,6 +18,7 @@
 #include "fabench/accept/judge.hpp"
 #include "fabench/accept/report.hpp"
 #include "fabench/accept/result_json.hpp"
+#include "fabench/base/error.hpp"
 #include "fabench/ctrl/wire.hpp"
 #include "fabench/harness/loop.hpp"
 
@@ -45,9 +46,9 @@ std::vector<std::uint8_t> from_hex(const std::string& text) {
   auto nibble = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    throw std::runtime_error("endpoint bytes are not hex");
+    throw RunError("endpoint bytes are not hex");
   };
-  if (text.size() % 2 != 0) throw std::runtime_error("endpoint bytes are not hex");
+  if (text.size() % 2 != 0) throw RunError("endpoint bytes are not hex");
   std::vector<std::uint8_t> out;
   for (std::size_t i = 0; i < text.size(); i += 2)
     out.push_back(static_cast<std::uint8_t>(nibble(text[i]) * 16 + nibble(text[i + 1])));
@@ -62,7 +63,7 @@ std::string endpoints_hex(const PairLink& link) {
 
 std::vector<verbs::Endpoint> endpoints_from_hex(const std::string& hex) {
   const auto bytes = from_hex(hex);
-  if (bytes.empty() || bytes.size() % ctrl::kEndpointWireBytes != 0) throw std::runtime_error("bad endpoint list");
+  if (bytes.empty() || bytes.size() % ctrl::kEndpointWireBytes != 0) throw RunError("bad endpoint list");
   std::vector<verbs::Endpoint> out;
   for (std::size_t i = 0; i < bytes.size(); i += ctrl::kEndpointWireBytes)
     out.push_back(ctrl::read_endpoint(std::span(bytes).subspan(i, ctrl::kEndpointWireBytes)));
@@ -73,7 +74,7 @@ std::string param(const ctrl::Command& c, const std::string& key) {
   for (const auto& [k, v] : c.params) {
     if (k == key) return v;
   }
-  throw std::runtime_error(fmt::format("command {} lacks {}", c.benchmark, key));
+  throw RunError(fmt::format("command {} lacks {}", c.benchmark, key));
 }
 
 std::chrono::milliseconds millis(double s) { return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1e3)); }
@@ -335,7 +336,7 @@ std::vector<Attempt> Leader::round(const std::vector<Pair>& pairs, std::size_t r
       const auto it = got.find(ends[side]);
       if (it == got.end()) continue;
       try {
-        if (it->second.status != ctrl::ResultStatus::kOk) throw std::runtime_error(it->second.error);
+        if (it->second.status != ctrl::ResultStatus::kOk) throw RunError(it->second.error);
         l.halves[side] = accept::attempt_from_json(json::parse(it->second.json), describe(ends[side]));
       } catch (const std::exception& e) {
         l.failure = fmt::format("{}: {}", describe(ends[side]), e.what());
@@ -384,7 +385,7 @@ std::vector<accept::Node> gather_nodes(ctrl::Bootstrap& boot, const harness::Con
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
-  if (!f.flush()) throw std::runtime_error(fmt::format("cannot write {}", path));
+  if (!f.flush()) throw RunError(fmt::format("cannot write {}", path));
 }
 
 std::string round_line(const std::vector<accept::Node>& nodes, Pair p, const Attempt& a) {
@@ -511,7 +512,7 @@ int follow(ctrl::Bootstrap& boot, const harness::Context& ctx, const RunSettings
             accept::attempt_to_json(measure_pair(*link, side, plan, ctx.device().name(), ctx.port().port_num)).dump();
         link.reset();
       } else {
-        throw std::runtime_error(fmt::format("unexpected command {}", cmd->benchmark));
+        throw RunError(fmt::format("unexpected command {}", cmd->benchmark));
       }
     } catch (const std::exception& e) {
       link.reset();

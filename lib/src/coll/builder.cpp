@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::coll {
 
 std::uint64_t block_begin(std::uint64_t count, std::uint64_t nblocks, std::uint64_t b) {
@@ -23,8 +25,8 @@ ScheduleBuilder::ScheduleBuilder(Schedule meta, std::size_t num_steps) : s_(std:
 
 void ScheduleBuilder::check_step(std::size_t step) const {
   if (step >= num_steps_) {
-    throw std::logic_error("schedule builder: step " + std::to_string(step) + " beyond the call's " +
-                           std::to_string(num_steps_) + " steps");
+    throw RunError("schedule builder: step " + std::to_string(step) + " beyond the call's " +
+                   std::to_string(num_steps_) + " steps");
   }
 }
 

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::coll {
 
 namespace {
@@ -53,10 +55,9 @@ double all_reduce(Algorithm a, std::uint32_t nranks, const Terms& t) {
 
 double predict_seconds(Collective c, Algorithm a, std::uint32_t nranks, std::uint64_t bytes, const CostParams& params) {
   if (!is_supported(c, a)) {
-    throw std::invalid_argument(std::string(algorithm_name(a)) + " is not an algorithm for " +
-                                std::string(collective_name(c)));
+    throw UserError(std::string(algorithm_name(a)) + " is not an algorithm for " + std::string(collective_name(c)));
   }
-  if (nranks == 0) throw std::invalid_argument("nranks must be at least 1");
+  if (nranks == 0) throw UserError("nranks must be at least 1");
   if (nranks == 1) return 0.0;
   const Terms t{static_cast<double>(nranks), static_cast<double>(bytes), params};
   const double f = (t.n - 1.0) / t.n;

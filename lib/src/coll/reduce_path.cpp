@@ -12,6 +12,7 @@
 #include <cpuid.h>
 #endif
 
+#include "fabench/base/error.hpp"
 #include "fabench/coll/reduce.hpp"
 #include "reduce_kernels.hpp"
 
@@ -157,7 +158,7 @@ void reduce(DType t, ReduceOp op, std::byte* dst, const std::byte* src, std::siz
 
 void reduce_on(ReducePath path, DType t, ReduceOp op, std::byte* dst, const std::byte* src, std::size_t count) {
   if (!reduce_path_available(path)) {
-    throw std::invalid_argument(fmt::format("reduction path {} is not available here", reduce_path_name(path)));
+    throw UserError(fmt::format("reduction path {} is not available here", reduce_path_name(path)));
   }
   table_of(path).fn[static_cast<std::size_t>(t)][static_cast<std::size_t>(op)](dst, src, count);
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "fabench/base/error.hpp"
 #include "fabench/coll/builder.hpp"
 
 namespace fabench::coll {
@@ -45,13 +46,13 @@ constexpr std::array<Algorithm, 2> kAllToAllAlgos = {Algorithm::kPairwise, Algor
 
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b) {
   std::uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) throw std::invalid_argument("collective buffer size overflows 64 bits");
+  if (__builtin_mul_overflow(a, b, &r)) throw UserError("collective buffer size overflows 64 bits");
   return r;
 }
 
 std::uint64_t checked_add(std::uint64_t a, std::uint64_t b) {
   std::uint64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) throw std::invalid_argument("collective buffer size overflows 64 bits");
+  if (__builtin_add_overflow(a, b, &r)) throw UserError("collective buffer size overflows 64 bits");
   return r;
 }
 
@@ -67,23 +68,22 @@ std::string supported_list(Collective c) {
 void validate(Collective c, Algorithm a, std::uint32_t nranks, std::uint32_t rank, std::uint32_t dtype_bytes,
               const ScheduleOptions& options) {
   if (!is_supported(c, a)) {
-    throw std::invalid_argument(std::string(algorithm_name(a)) + " is not an algorithm for " +
-                                std::string(collective_name(c)) + " (supported: " + supported_list(c) + ")");
+    throw UserError(std::string(algorithm_name(a)) + " is not an algorithm for " + std::string(collective_name(c)) +
+                    " (supported: " + supported_list(c) + ")");
   }
   if (nranks == 0 || nranks > kMaxRanks) {
-    throw std::invalid_argument("nranks must be within 1.." + std::to_string(kMaxRanks) + ", not " +
-                                std::to_string(nranks));
+    throw UserError("nranks must be within 1.." + std::to_string(kMaxRanks) + ", not " + std::to_string(nranks));
   }
   if (rank >= nranks) {
-    throw std::invalid_argument("rank " + std::to_string(rank) + " is not below nranks " + std::to_string(nranks));
+    throw UserError("rank " + std::to_string(rank) + " is not below nranks " + std::to_string(nranks));
   }
-  if (dtype_bytes == 0) throw std::invalid_argument("dtype_bytes must be at least 1");
+  if (dtype_bytes == 0) throw UserError("dtype_bytes must be at least 1");
   if (options.pipeline_chunks == 0 || options.pipeline_chunks > kMaxPipelineChunks) {
-    throw std::invalid_argument("pipeline_chunks must be within 1.." + std::to_string(kMaxPipelineChunks) + ", not " +
-                                std::to_string(options.pipeline_chunks));
+    throw UserError("pipeline_chunks must be within 1.." + std::to_string(kMaxPipelineChunks) + ", not " +
+                    std::to_string(options.pipeline_chunks));
   }
   if (options.pipeline_chunks > 1 && a != Algorithm::kRing) {
-    throw std::invalid_argument("pipeline_chunks applies to ring only, not " + std::string(algorithm_name(a)));
+    throw UserError("pipeline_chunks applies to ring only, not " + std::string(algorithm_name(a)));
   }
 }
 
@@ -180,8 +180,7 @@ BufferBytes buffer_bytes(Collective c, std::uint64_t count, std::uint32_t dtype_
 std::uint64_t scratch_bytes(Collective c, Algorithm a, std::uint32_t nranks, std::uint64_t count,
                             std::uint32_t dtype_bytes) {
   if (!is_supported(c, a)) {
-    throw std::invalid_argument(std::string(algorithm_name(a)) + " is not an algorithm for " +
-                                std::string(collective_name(c)));
+    throw UserError(std::string(algorithm_name(a)) + " is not an algorithm for " + std::string(collective_name(c)));
   }
   if (nranks <= 1) return 0;
   const std::uint64_t n = effective_count(c, count, nranks);
@@ -245,7 +244,7 @@ Schedule build_schedule(Collective c, Algorithm a, std::uint32_t nranks, std::ui
       if (a == Algorithm::kPairwise) return build_pairwise_all_to_all(p);
       return build_all_at_once_all_to_all(p);
   }
-  throw std::invalid_argument("unknown collective");
+  throw UserError("unknown collective");
 }
 
 std::uint64_t wire_bytes(const Schedule& s) {

@@ -122,22 +122,10 @@ int coll_main(int argc, char** argv) {
     return *rc;
   }
   if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
-  std::vector<CollSpec> specs;
-  try {
-    specs = build_specs(c);
-  } catch (const std::exception& e) {
-    std::cerr << "fabench-coll: error: " << e.what() << "\n";
-    return 2;
-  }
-  try {
+  return harness::run_main("fabench-coll", [&] {
+    const std::vector<CollSpec> specs = build_specs(c);
     return run(c, specs);
-  } catch (const UsageError& e) {
-    std::cerr << "fabench-coll: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "fabench-coll: error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace fabench::collbench

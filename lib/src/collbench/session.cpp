@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::collbench {
 
 namespace {
@@ -116,10 +118,10 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context* ctx, std::vector
     shm_ = std::make_unique<world::ShmWorld>(boot, peers, wo.arena_bytes, 2 * steps);
     return;
   }
-  if (ctx == nullptr) throw std::invalid_argument("the RDMA transport needs a device context");
+  if (ctx == nullptr) throw RunError("the RDMA transport needs a device context");
   const auto max_wr = static_cast<std::uint32_t>(ctx->device().raw_attr().max_qp_wr);
   if (recv > max_wr) {
-    throw std::runtime_error(fmt::format("{} receives per QP needed, {} allows {}", recv, ctx->device().name(), max_wr));
+    throw UserError(fmt::format("{} receives per QP needed, {} allows {}", recv, ctx->device().name(), max_wr));
   }
   wo.recv_depth = recv;
   world_ = std::make_unique<world::World>(boot, *ctx, peers, wo);
@@ -186,7 +188,7 @@ void Session::prepare(std::size_t bench, const world::Params& params) {
   for (const auto& [k, v] : params) {
     if (k != "algo") continue;
     const auto a = coll::parse_algorithm(v);
-    if (!a) throw std::runtime_error(fmt::format("rank 0 asked for unknown algorithm '{}'", v));
+    if (!a) throw RunError(fmt::format("rank 0 asked for unknown algorithm '{}'", v));
     specs_.at(bench).algorithm = *a;
   }
   prepare(bench);

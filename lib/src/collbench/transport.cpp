@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/loop.hpp"
 #include "fabench/verbs/error.hpp"
 
@@ -62,10 +63,10 @@ std::uint64_t ArenaLayout::offset(coll::Buf b, unsigned parity) const noexcept {
 RdmaTransport::RdmaTransport(const world::World& world, const coll::Schedule& schedule, const ArenaLayout& layout)
     : world_(world), schedule_(schedule), base_(world.arena().data()), expected_(expected_arrivals<std::uint32_t>(schedule)) {
   if (layout.total > world.arena().length()) {
-    throw std::invalid_argument(
+    throw RunError(
         fmt::format("collective needs {} bytes of arena, the world has {}", layout.total, world.arena().length()));
   }
-  if (schedule.num_steps() >= kParityBit) throw std::invalid_argument("too many steps for the immediate");
+  if (schedule.num_steps() >= kParityBit) throw RunError("too many steps for the immediate");
   const auto n = schedule.writes.size();
   wr_qp_.resize(n);
   for (unsigned p = 0; p < 2; ++p) {
@@ -76,9 +77,9 @@ RdmaTransport::RdmaTransport(const world::World& world, const coll::Schedule& sc
   for (std::size_t k = 0; k < schedule.num_steps(); ++k) {
     for (const auto& t : schedule.step(k).writes) {
       if (!world.has_peer(t.dst_rank)) {
-        throw std::invalid_argument(fmt::format("schedule writes to rank {}, which is not a peer", t.dst_rank));
+        throw RunError(fmt::format("schedule writes to rank {}, which is not a peer", t.dst_rank));
       }
-      if (t.bytes > 0x7fffffffULL) throw std::invalid_argument("a single write above 2 GiB");
+      if (t.bytes > 0x7fffffffULL) throw UserError("a single write above 2 GiB");
       wr_qp_[w] = &world.qp(t.dst_rank);
       for (unsigned p = 0; p < 2; ++p) {
         sges_[p][w] =
@@ -169,17 +170,17 @@ std::string RdmaTransport::waiting_for(unsigned p, std::size_t k) const {
 ShmTransport::ShmTransport(world::ShmWorld& world, const coll::Schedule& schedule, const ArenaLayout& layout)
     : world_(world), schedule_(schedule), steps_(schedule.num_steps()), expected_(expected_arrivals<std::uint64_t>(schedule)) {
   if (layout.total > world.arena_bytes()) {
-    throw std::invalid_argument(
+    throw RunError(
         fmt::format("collective needs {} bytes of arena, the world has {}", layout.total, world.arena_bytes()));
   }
   if (2 * steps_ > world.counters()) {
-    throw std::invalid_argument(fmt::format("collective needs {} counters, the world has {}", 2 * steps_, world.counters()));
+    throw RunError(fmt::format("collective needs {} counters, the world has {}", 2 * steps_, world.counters()));
   }
   writes_.reserve(schedule.writes.size());
   for (std::size_t k = 0; k < steps_; ++k) {
     for (const auto& t : schedule.step(k).writes) {
       if (!world.has_peer(t.dst_rank)) {
-        throw std::invalid_argument(fmt::format("schedule writes to rank {}, which is not a peer", t.dst_rank));
+        throw RunError(fmt::format("schedule writes to rank {}, which is not a peer", t.dst_rank));
       }
       Write wr{};
       wr.bytes = t.bytes;

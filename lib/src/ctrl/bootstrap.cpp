@@ -530,12 +530,12 @@ std::vector<std::vector<std::uint8_t>> Bootstrap::allgather(std::span<const std:
   return out;
 }
 
-std::vector<std::vector<verbs::Endpoint>> Bootstrap::allgather_endpoints(std::span<const verbs::Endpoint> mine,
-                                                                         milliseconds timeout) {
+std::vector<std::vector<Endpoint>> Bootstrap::allgather_endpoints(std::span<const Endpoint> mine,
+                                                                  milliseconds timeout) {
   const std::uint64_t epoch = ++epoch_;
-  auto all = exchange(EndpointExchange{config_.rank, std::vector<verbs::Endpoint>(mine.begin(), mine.end())},
+  auto all = exchange(EndpointExchange{config_.rank, std::vector<Endpoint>(mine.begin(), mine.end())},
                       fmt::format("endpoint allgather {}", epoch), timeout);
-  std::vector<std::vector<verbs::Endpoint>> out;
+  std::vector<std::vector<Endpoint>> out;
   out.reserve(all.size());
   for (auto& m : all) out.push_back(std::move(std::get<EndpointExchange>(m).endpoints));
   return out;

@@ -183,12 +183,6 @@ std::string format_duration(milliseconds d) {
   return fmt::format("{:g} s", static_cast<double>(ms) / 1000.0);
 }
 
-std::string local_host_name() {
-  std::array<char, 256> buf{};
-  if (::gethostname(buf.data(), buf.size() - 1) != 0 || buf[0] == '\0') return "unknown-host";
-  return buf.data();
-}
-
 // ---------------------------------------------------------------- Channel
 
 Channel Channel::connect(const std::string& host, std::uint16_t port, milliseconds retry_for, ChannelOptions options) {

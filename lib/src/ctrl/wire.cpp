@@ -115,7 +115,7 @@ class Reader {
   std::string_view msg_;
 };
 
-void write_endpoint(Writer& w, const verbs::Endpoint& ep) {
+void write_endpoint(Writer& w, const Endpoint& ep) {
   w.uint(ep.qpn);
   w.uint(ep.psn);
   w.uint(ep.qkey);
@@ -129,8 +129,8 @@ void write_endpoint(Writer& w, const verbs::Endpoint& ep) {
   w.uint(ep.length);
 }
 
-verbs::Endpoint read_endpoint_fields(Reader& r) {
-  verbs::Endpoint ep;
+Endpoint read_endpoint_fields(Reader& r) {
+  Endpoint ep;
   ep.qpn = r.uint<std::uint32_t>("endpoint qpn");
   ep.psn = r.uint<std::uint32_t>("endpoint psn");
   ep.qkey = r.uint<std::uint32_t>("endpoint qkey");
@@ -315,12 +315,6 @@ Message read_body(MsgType type, Reader& r, bool same_version) {
 
 }  // namespace
 
-#ifndef FABENCH_VERSION
-#define FABENCH_VERSION "unknown"
-#endif
-
-std::string_view build_version() noexcept { return FABENCH_VERSION; }
-
 MsgType type_of(const Message& msg) noexcept {
   struct V {
     MsgType operator()(const Hello&) const { return MsgType::kHello; }
@@ -450,12 +444,12 @@ Message decode(std::span<const std::uint8_t> frame, std::uint32_t max_payload_by
   return decode_payload(h, rest);
 }
 
-void append_endpoint(std::vector<std::uint8_t>& out, const verbs::Endpoint& ep) {
+void append_endpoint(std::vector<std::uint8_t>& out, const Endpoint& ep) {
   Writer w(out);
   write_endpoint(w, ep);
 }
 
-verbs::Endpoint read_endpoint(std::span<const std::uint8_t> bytes) {
+Endpoint read_endpoint(std::span<const std::uint8_t> bytes) {
   if (bytes.size() != kEndpointWireBytes) {
     malformed(fmt::format("endpoint is {} bytes, expected {}", bytes.size(), kEndpointWireBytes));
   }

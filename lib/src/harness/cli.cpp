@@ -11,7 +11,7 @@
 
 #include <iostream>
 
-#include "fabench/ctrl/wire.hpp"
+#include "fabench/base/build_info.hpp"
 #include "fabench/verbs/port.hpp"
 
 namespace fabench::harness {
@@ -128,20 +128,20 @@ std::vector<std::string> split_list(const std::string& text, char sep) {
 }
 
 std::uint64_t parse_bytes(const std::string& text) {
-  if (text.empty()) throw std::invalid_argument("empty size");
+  if (text.empty()) throw UserError("empty size");
   const std::string_view all = text;
   const std::string_view digits = all.substr(0, all.find_first_not_of("0123456789"));
   const std::string_view suffix = all.substr(digits.size());
   const auto value = parse_integer<std::uint64_t>(digits);
-  if (!value && !digits.empty()) throw std::invalid_argument(fmt::format("'{}' is too large", text));
-  if (!value) throw std::invalid_argument(fmt::format("'{}' is not a size", text));
+  if (!value && !digits.empty()) throw UserError(fmt::format("'{}' is too large", text));
+  if (!value) throw UserError(fmt::format("'{}' is not a size", text));
   std::uint64_t mult = 1;
   if (suffix == "" || suffix == "B") mult = 1;
   else if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = 1ULL << 10;
   else if (suffix == "M" || suffix == "MiB") mult = 1ULL << 20;
   else if (suffix == "G" || suffix == "GiB") mult = 1ULL << 30;
-  else throw std::invalid_argument(fmt::format("'{}': unknown unit '{}' (use K, M or G)", text, suffix));
-  if (*value > (~0ULL) / mult) throw std::invalid_argument(fmt::format("'{}' is too large", text));
+  else throw UserError(fmt::format("'{}': unknown unit '{}' (use K, M or G)", text, suffix));
+  if (*value > (~0ULL) / mult) throw UserError(fmt::format("'{}' is too large", text));
   return *value * mult;
 }
 
@@ -149,8 +149,8 @@ std::vector<std::uint64_t> size_range(const std::string& min_text, const std::st
   auto bytes = [](const char* flag, const std::string& text) {
     try {
       return parse_bytes(text);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(fmt::format("{}: {}", flag, e.what()));
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: {}", flag, e.what()));
     }
   };
   const auto lo = bytes("-b", min_text);
@@ -182,8 +182,8 @@ std::vector<std::uint64_t> parse_sizes(const std::string& text, std::string_view
 std::uint64_t parse_flag_bytes(std::string_view flag, const std::string& text) {
   try {
     return parse_bytes(text);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", flag, e.what()));
   }
 }
 
@@ -193,29 +193,29 @@ std::vector<std::uint64_t> all_sizes() {
   return out;
 }
 
-std::string check_path_mtu(std::string_view flag, std::uint32_t bytes) {
+std::optional<UserError> check_path_mtu(std::string_view flag, std::uint32_t bytes) {
   // The IBV_MTU_* values round-trip; anything else is not a path MTU.
-  if (bytes == 0 || verbs::mtu_bytes(verbs::mtu_from_bytes(bytes)) == bytes) return {};
-  return fmt::format("{} {}: MTU must be {}", flag, bytes, kPathMtuChoices);
+  if (bytes == 0 || verbs::mtu_bytes(verbs::mtu_from_bytes(bytes)) == bytes) return std::nullopt;
+  return UserError(fmt::format("{} {}: MTU must be {}", flag, bytes, kPathMtuChoices));
 }
 
 namespace {
 
 // Google Benchmark 1.7 prints its usage and exits 0 on a bad --benchmark_format or
 // --benchmark_out_format: refuse those values here first, as one line.
-std::string check_benchmark_flags(int argc, char** argv) {
+std::optional<UserError> check_benchmark_flags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     for (const std::string_view flag : {"--benchmark_format=", "--benchmark_out_format="}) {
       if (!a.starts_with(flag)) continue;
       const std::string_view v = a.substr(flag.size());
       if (v != "console" && v != "json" && v != "csv") {
-        return fmt::format("{} {}: expected console, json or csv", flag.substr(0, flag.size() - 1), v);
+        return UserError(fmt::format("{} {}: expected console, json or csv", flag.substr(0, flag.size() - 1), v));
       }
     }
-    if (a == "--benchmark_color=") return "--benchmark_color: expected true, false or auto";
+    if (a == "--benchmark_color=") return UserError("--benchmark_color: expected true, false or auto");
   }
-  return {};
+  return std::nullopt;
 }
 
 bool looks_like_flag(std::string_view a) {
@@ -243,7 +243,7 @@ std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std
                                       std::string_view extra_help) {
   use_help_layout(app);
   if (app.get_option_no_throw("--version") == nullptr) {
-    app.set_version_flag("-V,--version", std::string(ctrl::build_version()), "Print fabench's version and exit");
+    app.set_version_flag("-V,--version", std::string(fabench::build_version()), "Print fabench's version and exit");
   }
   app.set_help_flag("-h,--help", "Print this help and exit");
   if (app.get_option_no_throw("--help-all") == nullptr) {
@@ -252,13 +252,14 @@ std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help" || a == "--help-all") {
-      std::cout << help_text(app, a == "--help-all") << extra_help;
+      // The epilogue, last: the exit statuses, the same rule in every binary (run_main).
+      std::cout << help_text(app, a == "--help-all") << extra_help << '\n' << kExitStatusHelp;
       return 0;
     }
   }
-  if (auto bad = check_benchmark_flags(argc, argv); !bad.empty()) {
-    std::cerr << prog << ": error: " << bad << " (see --help)\n";
-    return 2;
+  if (auto bad = check_benchmark_flags(argc, argv)) {
+    std::cerr << prog << ": error: " << bad->what() << " (see --help)\n";
+    return kExitUserError;
   }
   benchmark::Initialize(&argc, argv);
   try {
@@ -267,7 +268,7 @@ std::optional<int> parse_command_line(CLI::App& app, int& argc, char** argv, std
     if (e.get_exit_code() == 0) return app.exit(e);
     const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
     std::cerr << prog << ": error: " << (extras ? extras_text(app, e) : parse_error_text(e)) << " (see --help)\n";
-    return 2;
+    return kExitUserError;
   }
   return std::nullopt;
 }

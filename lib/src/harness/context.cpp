@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/verbs/cm.hpp"
 #include "fabench/verbs/gid.hpp"
 
@@ -17,7 +18,7 @@ std::uint8_t pick_port(const verbs::Device& dev, std::uint8_t wanted) {
   if (wanted != 0) {
     const auto& attr = dev.raw_attr();
     if (wanted > attr.phys_port_cnt) {
-      throw std::invalid_argument(fmt::format("-i {}: {} has {} port(s)", wanted, dev.name(), attr.phys_port_cnt));
+      throw UserError(fmt::format("-i {}: {} has {} port(s)", wanted, dev.name(), attr.phys_port_cnt));
     }
     return wanted;
   }
@@ -32,8 +33,7 @@ Context::Context(const ContextOptions& options)
       port_(device_.port(pick_port(device_, options.ib_port))),
       attributes_(device_.attributes(port_.port_num)) {
   if (!port_.is_active()) {
-    throw std::runtime_error(
-        fmt::format("{} port {} is {}, not ACTIVE", device_.name(), port_.port_num, port_.state_name));
+    throw RunError(fmt::format("{} port {} is {}, not ACTIVE", device_.name(), port_.port_num, port_.state_name));
   }
   if (port_.is_ethernet() || options.gid_index >= 0) {
     const auto table = device_.gid_table(port_.port_num);

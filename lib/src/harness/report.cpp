@@ -4,8 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "fabench/ctrl/channel.hpp"
-#include "fabench/ctrl/wire.hpp"
+#include "fabench/base/build_info.hpp"
 
 #ifndef FABENCH_RDMA_CORE_VERSION
 #define FABENCH_RDMA_CORE_VERSION "unknown"
@@ -47,9 +46,9 @@ std::string kernel_release() {
 
 void add_host_context(const std::string& mode) {
   auto add = [](const std::string& k, const std::string& v) { benchmark::AddCustomContext(k, v); };
-  add("fabench_version", std::string(ctrl::build_version()));
+  add("fabench_version", std::string(build_version()));
   add("mode", mode);
-  add("host", ctrl::local_host_name());
+  add("host", local_host_name());
   add("kernel", kernel_release());
 }
 
@@ -57,9 +56,9 @@ void add_fabric_context(const Context& ctx, const std::string& mode) {
   const auto& a = ctx.attributes();
   const auto& p = ctx.port();
   auto add = [](const std::string& k, const std::string& v) { benchmark::AddCustomContext(k, v); };
-  add("fabench_version", std::string(ctrl::build_version()));
+  add("fabench_version", std::string(build_version()));
   add("mode", mode);
-  add("host", ctrl::local_host_name());
+  add("host", local_host_name());
   add("device", a.name);
   add("fw_ver", a.fw_ver);
   add("node_guid", a.node_guid_text);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/samples.hpp"
 
 namespace fabench::harness {
@@ -13,7 +14,7 @@ namespace fabench::harness {
 double percentile_ppm(std::span<const double> sorted, std::uint32_t per_million) {
   if (sorted.empty()) return std::numeric_limits<double>::quiet_NaN();
   if (per_million > 1'000'000) {
-    throw std::invalid_argument("percentile above 100: " + std::to_string(per_million) + " parts per million");
+    throw UserError("percentile above 100: " + std::to_string(per_million) + " parts per million");
   }
   const std::uint64_t n = sorted.size();
   // rank = ceil(per_million * n / 10^6), 1-based; exact in integers for n < 1.8e13.
@@ -24,7 +25,7 @@ double percentile_ppm(std::span<const double> sorted, std::uint32_t per_million)
 
 double percentile(std::span<const double> sorted, double percent) {
   if (!(percent >= 0.0 && percent <= 100.0)) {
-    throw std::invalid_argument("percentile must be within 0..100, not " + std::to_string(percent));
+    throw UserError("percentile must be within 0..100, not " + std::to_string(percent));
   }
   return percentile_ppm(sorted, static_cast<std::uint32_t>(std::llround(percent * 10'000.0)));
 }
@@ -70,8 +71,8 @@ Stats compute_stats(std::span<const double> values) {
 
 Stats Samples::stats() const {
   if (rejected_ > 0) {
-    throw std::logic_error("statistics refused: " + std::to_string(rejected_) + " samples arrived after the " +
-                           std::to_string(values_.size()) + "-sample buffer was full");
+    throw RunError("statistics refused: " + std::to_string(rejected_) + " samples arrived after the " +
+                   std::to_string(values_.size()) + "-sample buffer was full");
   }
   return compute_stats(values());
 }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::kv {
 
 namespace {
@@ -73,7 +75,7 @@ void for_each_page(const KvSpec& s, const PoolMap& map, F&& f) {
 }
 
 void check_size(std::size_t have, std::uint64_t need) {
-  if (have < need) throw std::invalid_argument("kv pool smaller than pool_bytes");
+  if (have < need) throw RunError("kv pool smaller than pool_bytes");
 }
 
 }  // namespace
@@ -112,12 +114,12 @@ std::uint64_t count_wrong_pages(const KvSpec& s, Side side, std::uint32_t rank, 
 void execute_in_memory(std::span<const PairPlan> plans, std::span<const std::span<const std::byte>> prefill_pools,
                        std::span<const std::span<std::byte>> decode_pools) {
   const auto range = [](auto pool, std::uint64_t off, std::uint64_t len) {
-    if (off > pool.size() || len > pool.size() - off) throw std::out_of_range("kv WR outside its pool");
+    if (off > pool.size() || len > pool.size() - off) throw RunError("kv WR outside its pool");
     return pool.data() + off;
   };
   for (const PairPlan& plan : plans) {
     if (plan.prefill_rank >= prefill_pools.size() || plan.decode_rank >= decode_pools.size()) {
-      throw std::out_of_range("kv plan rank without a pool");
+      throw RunError("kv plan rank without a pool");
     }
     const std::span<const std::byte> src = prefill_pools[plan.prefill_rank];
     const std::span<std::byte> dst = decode_pools[plan.decode_rank];
@@ -130,8 +132,7 @@ void execute_in_memory(std::span<const PairPlan> plans, std::span<const std::spa
         std::memcpy(range(dst, to, seg.length), range(src, from, seg.length), seg.length);
         remote += seg.length;
       }
-      if (remote - wr.remote_offset != wr.length)
-        throw std::logic_error("kv WR whose segments do not sum to its length");
+      if (remote - wr.remote_offset != wr.length) throw RunError("kv WR whose segments do not sum to its length");
     }
   }
 }

@@ -103,8 +103,7 @@ int kv_main(int argc, char** argv) {
     return *rc;
   }
   if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
-  std::vector<KvBench> benches;
-  try {
+  return harness::run_main("fabench-kv", [&] {
     if (c.plan) {
       const std::string plans = render_plans(c);
       const std::string path = plan_path(c);
@@ -117,20 +116,8 @@ int kv_main(int argc, char** argv) {
       }
       return 0;
     }
-    benches = build_benches(c);
-  } catch (const std::exception& e) {
-    std::cerr << "fabench-kv: error: " << e.what() << "\n";
-    return 2;
-  }
-  try {
-    return run(c, std::move(benches));
-  } catch (const UsageError& e) {
-    std::cerr << "fabench-kv: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "fabench-kv: error: " << e.what() << "\n";
-    return 1;
-  }
+    return run(c, build_benches(c));
+  });
 }
 
 }  // namespace fabench::kvbench

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/cli.hpp"
 
 namespace fabench::kvbench {
@@ -24,7 +25,7 @@ std::string KvBench::name() const {
 }
 
 kv::PairPlan resplit(const kv::PairPlan& whole, std::uint64_t wr_bytes, std::uint32_t sges) {
-  if (wr_bytes == 0 || sges == 0) throw std::invalid_argument("resplit: zero WR size or SGE count");
+  if (wr_bytes == 0 || sges == 0) throw UserError("resplit: zero WR size or SGE count");
   kv::PairPlan out = whole;
   out.wrs.clear();
   out.segments.clear();
@@ -33,7 +34,7 @@ kv::PairPlan resplit(const kv::PairPlan& whole, std::uint64_t wr_bytes, std::uin
     out.request_first_wr[r] = static_cast<std::uint32_t>(out.wrs.size());
     for (std::uint32_t w = whole.request_first_wr[r]; w < whole.request_first_wr[r + 1]; ++w) {
       const kv::Wr& src = whole.wrs[w];
-      if (src.segment_count != 1) throw std::invalid_argument("resplit: the plan is not contiguous");
+      if (src.segment_count != 1) throw UserError("resplit: the plan is not contiguous");
       const kv::Segment seg = whole.segments[src.first_segment];
       for (std::uint64_t at = 0; at < src.length; at += wr_bytes) {
         const std::uint64_t len = std::min(wr_bytes, src.length - at);
@@ -75,7 +76,7 @@ std::vector<std::uint32_t> other_side(std::uint32_t rank, std::uint32_t prefill_
 Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<KvBench> benches,
                  const SessionOptions& options)
     : boot_(boot), ctx_(ctx), benches_(std::move(benches)), options_(options) {
-  if (benches_.empty()) throw std::invalid_argument("no benchmarks");
+  if (benches_.empty()) throw UserError("no benchmarks");
   const auto& first = benches_.front().spec;
   const std::uint32_t n = boot.size();
   if (n != first.prefill_tp + first.decode_tp) {

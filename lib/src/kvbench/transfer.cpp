@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/harness/loop.hpp"
 #include "fabench/kv/pattern.hpp"
@@ -100,13 +101,11 @@ Transfer::Transfer(const world::World& world, const kv::KvSpec& spec, std::span<
       batch_(spec.batch),
       pool_bytes_(kv::pool_bytes(spec, side_, side_rank_)) {
   if (world.size() != spec.prefill_tp + spec.decode_tp) {
-    throw std::invalid_argument(fmt::format("prefill TP {} + decode TP {} needs {} ranks, the world has {}",
-                                            spec.prefill_tp, spec.decode_tp, spec.prefill_tp + spec.decode_tp,
-                                            world.size()));
+    throw UserError(fmt::format("prefill TP {} + decode TP {} needs {} ranks, the world has {}", spec.prefill_tp,
+                                spec.decode_tp, spec.prefill_tp + spec.decode_tp, world.size()));
   }
   if (pool_bytes_ > world.arena().length()) {
-    throw std::invalid_argument(
-        fmt::format("the pool needs {} bytes, the arena has {}", pool_bytes_, world.arena().length()));
+    throw UserError(fmt::format("the pool needs {} bytes, the arena has {}", pool_bytes_, world.arena().length()));
   }
   const bool push = spec.direction == kv::Direction::kPush;
   const std::uint32_t me = world.rank();
@@ -135,7 +134,7 @@ Transfer::Transfer(const world::World& world, const kv::KvSpec& spec, std::span<
 void Transfer::build_queue(const kv::PairPlan& plan, std::uint32_t lane) {
   const bool push = plan.direction == kv::Direction::kPush;
   const std::uint32_t peer = world_rank(push ? kv::Side::kDecode : kv::Side::kPrefill, plan.remote_rank(), spec_);
-  if (!world_.has_peer(peer)) throw std::invalid_argument(fmt::format("rank {} is not a peer", peer));
+  if (!world_.has_peer(peer)) throw RunError(fmt::format("rank {} is not a peer", peer));
   Queue q;
   q.qp = &world_.qp(peer, lane);
   q.peer = peer;
@@ -152,8 +151,7 @@ void Transfer::build_queue(const kv::PairPlan& plan, std::uint32_t lane) {
       if (w % lanes != lane) continue;
       const kv::Wr& src = plan.wrs[w];
       if (src.segment_count > world_.max_send_sge()) {
-        throw std::invalid_argument(fmt::format("a WR of {} SGEs; the QPs allow {}", src.segment_count,
-                                                world_.max_send_sge()));
+        throw UserError(fmt::format("a WR of {} SGEs; the QPs allow {}", src.segment_count, world_.max_send_sge()));
       }
       const std::size_t first = q.sges.size();
       for (const auto& seg : plan.local(src)) {

@@ -168,10 +168,7 @@ void run_benchmark(benchmark::State& state, Leader& leader, const TestSpec& spec
 int run_client(const std::string& prog, const Options& o, const Context& ctx, const std::vector<TestSpec>& specs,
                const PeerOptions& popts) {
   for (const auto& s : specs) {
-    if (auto bad = check_device_limits(ctx, s); !bad.empty()) {
-      std::cerr << prog << ": error: " << s.name() << ": " << bad << "\n";
-      return 2;
-    }
+    if (auto bad = check_device_limits(ctx, s)) throw UserError(fmt::format("{}: {}", s.name(), bad->what()));
   }
   std::optional<Loopback> loopback;
   if (o.loopback) loopback.emplace(o, ctx, popts);
@@ -260,12 +257,11 @@ int pair_main(int argc, char** argv, Kind kind) {
   if (auto rc = parse_command_line(prog, kind, argc, argv, o)) return *rc;
   if (o.dev.verbose) spdlog::set_level(spdlog::level::debug);
 
-  PeerOptions popts;
-  popts.timeout = o.dev.timeout();
-  popts.handshake = std::chrono::milliseconds(static_cast<std::int64_t>(o.handshake_s * 1000));
-  popts.side = o.perftest.side;
-  std::vector<TestSpec> specs;
-  try {
+  return harness::run_main(prog, [&] {
+    PeerOptions popts;
+    popts.timeout = o.dev.timeout();
+    popts.handshake = std::chrono::milliseconds(static_cast<std::int64_t>(o.handshake_s * 1000));
+    popts.side = o.perftest.side;
     check_contradictions(o);
     popts.counters = !o.serves() && counter_selection(o).enabled;
     popts.max_mem_bytes = harness::parse_flag_bytes("--max-mem", o.max_mem);
@@ -277,18 +273,10 @@ int pair_main(int argc, char** argv, Kind kind) {
       const auto nonce = ctrl::random_nonce();
       popts.token.assign(nonce.begin(), nonce.end());
     }
-    if (!o.serves()) specs = build_specs(o, kind);
-  } catch (const std::exception& e) {
-    std::cerr << prog << ": error: " << e.what() << "\n";
-    return 2;
-  }
+    const std::vector<TestSpec> specs = o.serves() ? std::vector<TestSpec>{} : build_specs(o, kind);
 
-  try {
     const Context ctx(o.dev.context_options());
-    if (auto bad = check_force_link(o.perftest, ctx); !bad.empty()) {
-      std::cerr << prog << ": error: " << bad << "\n";
-      return 2;
-    }
+    if (auto bad = check_force_link(o.perftest, ctx)) throw *bad;
     if (!o.serves() && kind == Kind::kLatency && popts.clock == harness::ClockSource::kTsc && !harness::tsc_trusted()) {
       const std::string source = harness::kernel_clocksource();
       spdlog::warn(
@@ -297,10 +285,7 @@ int pair_main(int argc, char** argv, Kind kind) {
           source.empty() ? "unknown" : source);
     }
     return o.serves() ? run_server(o, ctx, popts) : run_client(prog, o, ctx, specs, popts);
-  } catch (const std::exception& e) {
-    std::cerr << prog << ": error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace fabench::pair

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/verbs/error.hpp"
 
 namespace fabench::pair {
@@ -54,8 +55,8 @@ rdma_conn_param conn_param(const Side& side, const Hello& hello, std::uint8_t pe
 ibv_qp_cap create_qp(const Side& side, verbs::CmId& id, const std::string& where) {
   const std::string mine = side.context().device().name();
   if (id.device_name() != mine) {
-    throw std::runtime_error(fmt::format("rdma_cm reached {} over {}, but this end uses {} (-d)", where,
-                                         id.device_name().empty() ? "no RDMA device" : id.device_name(), mine));
+    throw RunError(fmt::format("rdma_cm reached {} over {}, but this end uses {} (-d)", where,
+                               id.device_name().empty() ? "no RDMA device" : id.device_name(), mine));
   }
   ibv_qp_init_attr attr = side.cm_qp_attr();
   id.create_qp(side.context().pd().get(), attr);
@@ -71,8 +72,8 @@ sockaddr_storage socket_address(int fd, bool peer) {
   const int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len)
                       : getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   if (rc != 0) {
-    throw std::runtime_error(fmt::format("{} of the control connection: {}", peer ? "getpeername" : "getsockname",
-                                         verbs::error_text(errno)));
+    throw RunError(fmt::format("{} of the control connection: {}", peer ? "getpeername" : "getsockname",
+                               verbs::error_text(errno)));
   }
   return verbs::unmap_ipv4(addr);
 }
@@ -85,7 +86,7 @@ CmAcceptor::CmAcceptor(const Side& side, const sockaddr_storage& local)
                                  static_cast<int>(std::max<std::uint32_t>(side.spec().qps, 8)))),
       local_(local) {
   if (listener_.device_name().empty() || listener_.device_name() != side.context().device().name()) {
-    throw std::runtime_error(fmt::format(
+    throw RunError(fmt::format(
         "rdma_cm: {} (the address the client reached) belongs to {}, but this server uses {} (-d)",
         verbs::format_ip(local), listener_.device_name().empty() ? "no RDMA device" : listener_.device_name(),
         side.context().device().name()));
@@ -118,8 +119,8 @@ CmConnection CmAcceptor::accept(const Side& side, milliseconds timeout) {
       ev = verbs::CmEvent{};  // acknowledged before the id can go (rdma_destroy_id waits for it)
       if (ntohl(hello.magic) != kMagic || q >= n || out.ids[q]) {
         rdma_reject(id.get(), nullptr, 0);
-        throw std::runtime_error(fmt::format("rdma_cm: a connect request on {} for queue pair {} of {} {}", where, q, n,
-                                             ntohl(hello.magic) != kMagic ? "not from a fabench client" : "again"));
+        throw RunError(fmt::format("rdma_cm: a connect request on {} for queue pair {} of {} {}", where, q, n,
+                                   ntohl(hello.magic) != kMagic ? "not from a fabench client" : "again"));
       }
       out.caps[q] = create_qp(side, id, "the client");
       const Hello mine{htonl(kMagic), htonl(q)};
@@ -139,8 +140,8 @@ CmConnection CmAcceptor::accept(const Side& side, milliseconds timeout) {
         ++complete;
       }
     } else {
-      throw std::runtime_error(fmt::format("rdma_cm on {}: {} while {} of {} queue pairs were connected", where,
-                                           ev.describe(), complete, n));
+      throw RunError(fmt::format("rdma_cm on {}: {} while {} of {} queue pairs were connected", where, ev.describe(),
+                                 complete, n));
     }
   }
   // The listener goes first: it must not outlive the channel its events use,
@@ -171,10 +172,10 @@ CmConnection cm_connect(const Side& side, const sockaddr_storage& local, const s
     const verbs::CmEvent ev = out.channel->next(
         Clock::now() + timeout, fmt::format("connecting queue pair {} to {} through rdma_cm", q, where));
     if (ev.id() != id.get() || ev.type() != RDMA_CM_EVENT_ESTABLISHED) {
-      throw std::runtime_error(fmt::format("rdma_cm: connecting queue pair {} to {}: {}{}", q, where, ev.describe(),
-                                           ev.type() == RDMA_CM_EVENT_REJECTED || ev.type() == RDMA_CM_EVENT_UNREACHABLE
-                                               ? " (does the server serve -R? is its rdma_cm port reachable?)"
-                                               : ""));
+      throw RunError(fmt::format("rdma_cm: connecting queue pair {} to {}: {}{}", q, where, ev.describe(),
+                                 ev.type() == RDMA_CM_EVENT_REJECTED || ev.type() == RDMA_CM_EVENT_UNREACHABLE
+                                     ? " (does the server serve -R? is its rdma_cm port reachable?)"
+                                     : ""));
     }
     if (is_ud(side)) {
       const auto& ud = ev.get().param.ud;

@@ -102,8 +102,9 @@ Setup follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOpt
     ch.send(result(seq, ctrl::ResultStatus::kFailed, e.what()));
     return {};
   }
-  if (auto bad = check_device_limits(ctx, spec); !bad.empty()) {
-    ch.send(result(seq, ctrl::ResultStatus::kUnsupported, fmt::format("server {}: {}", ctx.device().name(), bad)));
+  if (auto bad = check_device_limits(ctx, spec)) {
+    ch.send(
+        result(seq, ctrl::ResultStatus::kUnsupported, fmt::format("server {}: {}", ctx.device().name(), bad->what())));
     return {};
   }
   if (total_buffer_bytes(spec) > o.max_mem_bytes) {

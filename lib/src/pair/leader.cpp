@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/ctrl/wire.hpp"
 #include "fabench/harness/loop.hpp"
@@ -100,9 +101,9 @@ void Leader::drop() noexcept {
 
 void Leader::setup(const TestSpec& spec) {
   drop();
-  if (auto bad = check_device_limits(ctx_, spec); !bad.empty()) throw std::invalid_argument(bad);
+  if (auto bad = check_device_limits(ctx_, spec)) throw *bad;
   const auto r = call("setup", spec.to_params(), 0, options_.timeout);
-  if (r.status != ctrl::ResultStatus::kOk) throw std::runtime_error(r.error);
+  if (r.status != ctrl::ResultStatus::kOk) throw RunError(r.error);
   // -R: the follower sends its endpoints once our rdma_cm connections are in
   // (cm_link.hpp); without, right away.
   std::vector<verbs::Endpoint> remote;
@@ -121,8 +122,8 @@ void Leader::setup(const TestSpec& spec) {
     side->fill_pattern(kLeaderSeed, &pulse_);
     pulse_.beat();
     if (spec.reversed && !setup_reply(r).contains("reversed")) {
-      throw std::runtime_error(fmt::format("the server (fabench {}) does not support --reversed; update it",
-                                           peer_.version.empty() ? "?" : peer_.version));
+      throw RunError(fmt::format("the server (fabench {}) does not support --reversed; update it",
+                                 peer_.version.empty() ? "?" : peer_.version));
     }
     if (spec.rdma_cm) {
       connect_cm(*side, r);
@@ -131,8 +132,8 @@ void Leader::setup(const TestSpec& spec) {
     if (spec.load) {
       // A follower that knows no load ignored the load_* params: it offers the spec's QPs alone.
       if (remote.size() == spec.qps) {
-        throw std::runtime_error(fmt::format("the server (fabench {}) does not support --load; update it",
-                                             peer_.version.empty() ? "?" : peer_.version));
+        throw RunError(fmt::format("the server (fabench {}) does not support --load; update it",
+                                   peer_.version.empty() ? "?" : peer_.version));
       }
       load = std::make_unique<LoadStream>(ctx_, spec, options_.side, Role::kLeader);
       pulse_.beat();
@@ -156,8 +157,8 @@ void Leader::setup(const TestSpec& spec) {
     }
   }
   const auto ack = await_result(r.sequence, options_.timeout);
-  if (!local_error.empty()) throw std::runtime_error(local_error);
-  if (ack.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ack.error);
+  if (!local_error.empty()) throw RunError(local_error);
+  if (ack.status != ctrl::ResultStatus::kOk) throw RunError(ack.error);
   side_ = std::move(side);
   load_ = std::move(load);
   spec_ = spec;
@@ -171,9 +172,9 @@ nlohmann::json Leader::setup_reply(const ctrl::Result& setup_result) const {
     auto j = nlohmann::json::parse(setup_result.json);
     if (j.is_object()) return j;
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{} answered setup with unreadable json: {}", channel_.describe(), e.what()));
+    throw RunError(fmt::format("{} answered setup with unreadable json: {}", channel_.describe(), e.what()));
   }
-  throw std::runtime_error(fmt::format("{} answered setup with json that is not an object", channel_.describe()));
+  throw RunError(fmt::format("{} answered setup with json that is not an object", channel_.describe()));
 }
 
 void Leader::connect_cm(Side& side, const ctrl::Result& setup_result) {
@@ -182,11 +183,11 @@ void Leader::connect_cm(Side& side, const ctrl::Result& setup_result) {
   try {
     if (j.contains("cm_port")) port = j["cm_port"].get<std::uint16_t>();
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{} sent an unreadable rdma_cm port: {}", channel_.describe(), e.what()));
+    throw RunError(fmt::format("{} sent an unreadable rdma_cm port: {}", channel_.describe(), e.what()));
   }
   if (!port) {
-    throw std::runtime_error(fmt::format("the server (fabench {}) does not support -R (rdma_cm); update it",
-                                         peer_.version.empty() ? "?" : peer_.version));
+    throw RunError(fmt::format("the server (fabench {}) does not support -R (rdma_cm); update it",
+                               peer_.version.empty() ? "?" : peer_.version));
   }
   const auto server = verbs::with_port(socket_address(channel_.fd(), true), *port);
   side.adopt_cm(cm_connect(side, socket_address(channel_.fd(), false), server, options_.timeout));
@@ -221,12 +222,12 @@ RunResult Leader::run_loaded(std::uint64_t iterations, harness::Samples* samples
 }
 
 Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harness::Samples* samples) {
-  if (dead()) throw std::runtime_error(dead_reason_);
+  if (dead()) throw RunError(dead_reason_);
   try {
     if (!spec_ || !(*spec_ == spec)) setup(spec);
     if (samples != nullptr) samples->clear();
     RunResult prep = prepare_run(*side_, Role::kLeader);
-    if (!prep.ok) throw std::runtime_error(prep.error);
+    if (!prep.ok) throw RunError(prep.error);
     // Counters: read before the follower hears "run" (no traffic of this run yet).
     harness::Counters before;
     std::vector<std::pair<std::string, std::string>> run_params;
@@ -235,7 +236,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       run_params.emplace_back("counters", "1");
     }
     const auto ready = call("run", std::move(run_params), iterations, options_.timeout);
-    if (ready.status != ctrl::ResultStatus::kOk) throw std::runtime_error(ready.error);
+    if (ready.status != ctrl::ResultStatus::kOk) throw RunError(ready.error);
     RunLimits limits{options_.timeout};
     if (peer_.run_keepalive) limits.follower = &channel_;
     limits.keepalive = &pulse_;
@@ -286,7 +287,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
                                      : fmt::format("{} (peer {})", out.mine.error, channel_.describe());
       if (!out.mine.ok && !out.theirs.ok && !out.theirs.error.empty()) text += "; " + out.theirs.error;
       if (!theirs_error.empty()) text += "; " + theirs_error;
-      throw std::runtime_error(text);
+      throw RunError(text);
     }
     // --reversed: the follower sent and timed the run; the reports read the
     // sender's result as "mine" and the receiver's as "theirs".

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/harness/loop.hpp"
 #include "fabench/verbs/error.hpp"
@@ -58,13 +59,13 @@ std::uint64_t parse_bit_rate(std::string_view text_in) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::fixed);
   if (text.empty() || ec != std::errc{} || ptr == text.data()) {
-    throw std::invalid_argument(fmt::format("'{}' is not a rate (e.g. 2G, 800M, 2.5Gbps)", text));
+    throw UserError(fmt::format("'{}' is not a rate (e.g. 2G, 800M, 2.5Gbps)", text));
   }
   std::string unit(ptr, end);
   for (auto& c : unit) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   if (unit.find("byte") != std::string::npos ||
       (!unit.empty() && std::string_view(ptr, end).find('B') != std::string_view::npos)) {
-    throw std::invalid_argument(fmt::format("'{}': the rate is in bits/s (2G = 2e9 bit/s), not bytes", text));
+    throw UserError(fmt::format("'{}': the rate is in bits/s (2G = 2e9 bit/s), not bytes", text));
   }
   // Decimal prefixes: link rates are quoted in powers of ten.
   constexpr std::string_view kPrefixes = "kmgt";
@@ -77,13 +78,13 @@ std::uint64_t parse_bit_rate(std::string_view text_in) {
     rest.remove_prefix(1);
   }
   if (!rest.empty() && rest != "b" && rest != "bps" && rest != "bit" && rest != "bit/s" && rest != "b/s") {
-    throw std::invalid_argument(fmt::format("'{}': unknown unit '{}' (K, M, G or T, optionally bps)", text, unit));
+    throw UserError(fmt::format("'{}': unknown unit '{}' (K, M, G or T, optionally bps)", text, unit));
   }
   const double bits = value * mult;
-  if (!std::isfinite(bits) || bits > 1e18) throw std::invalid_argument(fmt::format("'{}' is too large", text));
-  if (bits < 0.5) throw std::invalid_argument(fmt::format("'{}': the rate must be at least 1 bit/s", text));
+  if (!std::isfinite(bits) || bits > 1e18) throw UserError(fmt::format("'{}' is too large", text));
+  if (bits < 0.5) throw UserError(fmt::format("'{}': the rate must be at least 1 bit/s", text));
   const auto out = static_cast<std::uint64_t>(std::llround(bits));
-  if (out == 0) throw std::invalid_argument(fmt::format("'{}': the rate must be at least 1 bit/s", text));
+  if (out == 0) throw UserError(fmt::format("'{}': the rate must be at least 1 bit/s", text));
   return out;
 }
 

@@ -244,7 +244,7 @@ void check_contradictions(const Options& o) {
       throw UsageError(fmt::format("--source_ip {}: not an IPv4 or IPv6 address", o.source_ip));
     }
   }
-  if (auto bad = harness::check_path_mtu("-m", o.mtu); !bad.empty()) throw UsageError(bad);
+  if (auto bad = harness::check_path_mtu("-m", o.mtu)) throw *bad;
   static_cast<void>(counter_selection(o));  // its own usage errors
   static_cast<void>(harness::resolve_clock(o.clock));
   if (!o.load.empty()) {

@@ -1,6 +1,7 @@
 // The pair protocol's shared parts (peer_util.hpp) and the hello of both ends.
 // follower.cpp serves a leader; leader.cpp is the Leader.
 #include "fabench/pair/peer.hpp"
+#include "fabench/base/error.hpp"
 
 #include <stdexcept>
 #include <variant>
@@ -158,7 +159,7 @@ void connect_all(Side& side, LoadStream* load, const std::vector<verbs::Endpoint
   const std::size_t own = side.qps().size();
   const std::size_t want = own + (load != nullptr ? load->side().qps().size() : 0);
   if (remote.size() != want) {
-    throw std::runtime_error(fmt::format("peer offered {} queue pairs, expected {}", remote.size(), want));
+    throw RunError(fmt::format("peer offered {} queue pairs, expected {}", remote.size(), want));
   }
   side.connect({remote.begin(), remote.begin() + static_cast<std::ptrdiff_t>(own)});
   if (load != nullptr) load->connect({remote.begin() + static_cast<std::ptrdiff_t>(own), remote.end()});

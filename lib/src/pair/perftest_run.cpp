@@ -79,12 +79,12 @@ std::uint64_t warm_up_iterations(std::uint64_t measured) noexcept {
   return std::clamp<std::uint64_t>(measured, 100, 1000);
 }
 
-std::string check_force_link(const PerftestFlags& f, const harness::Context& ctx) {
-  if (f.force_link.empty()) return {};
+std::optional<UserError> check_force_link(const PerftestFlags& f, const harness::Context& ctx) {
+  if (f.force_link.empty()) return std::nullopt;
   const bool want_ethernet = f.force_link == "Ethernet";
-  if (want_ethernet == ctx.port().is_ethernet()) return {};
-  return fmt::format("--force-link {}: {} port {} is {}", f.force_link, ctx.device().name(), ctx.port().port_num,
-                     ctx.port().link_layer_name);
+  if (want_ethernet == ctx.port().is_ethernet()) return std::nullopt;
+  return UserError(fmt::format("--force-link {}: {} port {} is {}", f.force_link, ctx.device().name(),
+                               ctx.port().port_num, ctx.port().link_layer_name));
 }
 
 }  // namespace fabench::pair

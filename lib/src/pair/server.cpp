@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/ctrl/wire.hpp"
 
 namespace fabench::pair {
@@ -78,7 +79,7 @@ class Server {
     }
     cv_.notify_all();
     serving.join();
-    if (!fatal_.empty()) throw std::runtime_error(fatal_);
+    if (!fatal_.empty()) throw RunError(fatal_);
   }
 
  private:

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/pair/load.hpp"
 
@@ -33,14 +34,14 @@ const std::string& text(const std::vector<std::pair<std::string, std::string>>& 
   for (const auto& [k, v] : params) {
     if (k == key) return v;
   }
-  throw std::invalid_argument(fmt::format("parameter {} is missing", key));
+  throw UserError(fmt::format("parameter {} is missing", key));
 }
 
 template <typename T>
 T number(const std::vector<std::pair<std::string, std::string>>& params, std::string_view key) {
   const std::string& v = text(params, key);
   const auto out = harness::parse_integer<T>(v);
-  if (!out) throw std::invalid_argument(fmt::format("parameter {}: '{}' is not a valid number", key, v));
+  if (!out) throw UserError(fmt::format("parameter {}: '{}' is not a valid number", key, v));
   return *out;
 }
 }  // namespace
@@ -161,15 +162,13 @@ std::vector<std::pair<std::string, std::string>> TestSpec::to_params() const {
 TestSpec TestSpec::from_params(const std::vector<std::pair<std::string, std::string>>& p) {
   TestSpec s;
   const auto& kind = text(p, "kind");
-  if (kind != "lat" && kind != "bw")
-    throw std::invalid_argument(fmt::format("parameter kind: '{}' is not lat or bw", kind));
+  if (kind != "lat" && kind != "bw") throw UserError(fmt::format("parameter kind: '{}' is not lat or bw", kind));
   s.kind = kind == "lat" ? Kind::kLatency : Kind::kBandwidth;
   auto op = parse_op(text(p, "op"));
-  if (!op) throw std::invalid_argument(fmt::format("parameter op: unknown operation '{}'", text(p, "op")));
+  if (!op) throw UserError(fmt::format("parameter op: unknown operation '{}'", text(p, "op")));
   s.op = *op;
   auto tr = parse_transport(text(p, "transport"));
-  if (!tr)
-    throw std::invalid_argument(fmt::format("parameter transport: unknown transport '{}'", text(p, "transport")));
+  if (!tr) throw UserError(fmt::format("parameter transport: unknown transport '{}'", text(p, "transport")));
   s.transport = *tr;
   s.msg_bytes = number<std::uint64_t>(p, "msg_bytes");
   s.qps = number<std::uint32_t>(p, "qps");
@@ -193,7 +192,7 @@ TestSpec TestSpec::from_params(const std::vector<std::pair<std::string, std::str
   if (has_load) {
     LoadSpec l;
     auto lop = parse_op(text(p, "load_op"));
-    if (!lop) throw std::invalid_argument(fmt::format("parameter load_op: unknown operation '{}'", text(p, "load_op")));
+    if (!lop) throw UserError(fmt::format("parameter load_op: unknown operation '{}'", text(p, "load_op")));
     l.op = *lop;
     l.msg_bytes = number<std::uint64_t>(p, "load_msg_bytes");
     l.qps = number<std::uint32_t>(p, "load_qps");

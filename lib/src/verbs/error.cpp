@@ -29,13 +29,13 @@ std::string format_verbs_error(std::string_view verb, int error_number, std::str
 }
 
 VerbsError::VerbsError(std::string verb, int error_number, std::string hint)
-    : std::runtime_error(format_verbs_error(verb, error_number, hint)),
+    : RunError(format_verbs_error(verb, error_number, hint)),
       verb_(std::move(verb)),
       error_number_(error_number),
       hint_(std::move(hint)) {}
 
 VerbsError::VerbsError(Preformatted, std::string what, std::string verb, ibv_wc_status status)
-    : std::runtime_error(std::move(what)), verb_(std::move(verb)), wc_status_(status) {}
+    : RunError(std::move(what)), verb_(std::move(verb)), wc_status_(status) {}
 
 VerbsError VerbsError::from_completion(const ibv_wc& wc, std::string text) {
   return VerbsError(Preformatted{}, std::move(text), "ibv_poll_cq", wc.status);

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::world {
 
 namespace {
@@ -40,11 +42,11 @@ struct Fd {
 // page without changing its content. Where the kernel lacks it, MAP_POPULATE is what there is.
 std::byte* map_segment(int fd, std::uint64_t bytes, const std::string& name) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (p == MAP_FAILED) throw std::runtime_error(fmt::format("mmap of {} ({} bytes): {}", name, bytes, std::strerror(errno)));
+  if (p == MAP_FAILED) throw RunError(fmt::format("mmap of {} ({} bytes): {}", name, bytes, std::strerror(errno)));
   if (::madvise(p, bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
     const int e = errno;
     ::munmap(p, bytes);
-    throw std::runtime_error(fmt::format("populating {} ({} bytes): {}", name, bytes, std::strerror(e)));
+    throw RunError(fmt::format("populating {} ({} bytes): {}", name, bytes, std::strerror(e)));
   }
   return static_cast<std::byte*>(p);
 }
@@ -61,7 +63,7 @@ ShmWorld::ShmWorld(ctrl::Bootstrap& boot, std::span<const std::uint32_t> peers, 
       map_bytes_(counter_offset_ + align_up(counters_ * kCounterStride, 4096)),
       maps_(boot.size(), nullptr) {
   for (const auto p : peers) {
-    if (p >= size_) throw std::invalid_argument(fmt::format("peer rank {} outside a world of {}", p, size_));
+    if (p >= size_) throw RunError(fmt::format("peer rank {} outside a world of {}", p, size_));
     if (p != rank_) peers_.push_back(p);
   }
   std::sort(peers_.begin(), peers_.end());
@@ -76,12 +78,12 @@ ShmWorld::ShmWorld(ctrl::Bootstrap& boot, std::span<const std::uint32_t> peers, 
   const std::string own = segment_name(id, rank_);
   {
     Fd fd{::shm_open(own.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
-    if (fd.fd < 0) throw std::runtime_error(fmt::format("shm_open {}: {}", own, std::strerror(errno)));
+    if (fd.fd < 0) throw RunError(fmt::format("shm_open {}: {}", own, std::strerror(errno)));
     if (::ftruncate(fd.fd, static_cast<off_t>(map_bytes_)) != 0) {
       const int e = errno;
       ::shm_unlink(own.c_str());
-      throw std::runtime_error(fmt::format("ftruncate of {} to {} bytes: {} (is /dev/shm large enough?)", own,
-                                           map_bytes_, std::strerror(e)));
+      throw RunError(fmt::format("ftruncate of {} to {} bytes: {} (is /dev/shm large enough?)", own, map_bytes_,
+                                 std::strerror(e)));
     }
     try {
       maps_[rank_] = map_segment(fd.fd, map_bytes_, own);
@@ -119,7 +121,7 @@ ShmWorld::ShmWorld(ctrl::Bootstrap& boot, std::span<const std::uint32_t> peers, 
       if (m != nullptr) ::munmap(m, map_bytes_);
       m = nullptr;
     }
-    throw std::runtime_error(problem);
+    throw RunError(problem);
   }
 }
 

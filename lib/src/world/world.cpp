@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fabench/base/error.hpp"
 #include "fabench/ctrl/wire.hpp"
 
 namespace fabench::world {
@@ -79,9 +80,9 @@ World::World(ctrl::Bootstrap& boot, const harness::Context& ctx, std::span<const
       buffer_(std::max<std::uint64_t>(options.arena_bytes, 4096)),
       mr_(ctx.pd(), buffer_, kArenaAccess) {
   for (const auto p : peers_) {
-    if (p >= size_) throw std::invalid_argument(fmt::format("peer rank {} outside a world of {}", p, size_));
+    if (p >= size_) throw RunError(fmt::format("peer rank {} outside a world of {}", p, size_));
   }
-  if (options_.qps_per_peer == 0) throw std::invalid_argument("qps_per_peer must be at least 1");
+  if (options_.qps_per_peer == 0) throw UserError("qps_per_peer must be at least 1");
   inline_threshold_ = std::min(options.max_inline, ctx.device().max_inline_data(IBV_QPT_RC));
   max_send_sge_ = std::clamp<std::uint32_t>(options.max_send_sge, 1,
                                             static_cast<std::uint32_t>(ctx.device().raw_attr().max_sge));
@@ -125,7 +126,7 @@ void World::connect(ctrl::Bootstrap& boot) {
     }
   }
   if (!problems.empty()) {
-    throw std::runtime_error(fmt::format("rank {}: peer sets disagree: {}", rank_, fmt::join(problems, "; ")));
+    throw RunError(fmt::format("rank {}: peer sets disagree: {}", rank_, fmt::join(problems, "; ")));
   }
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     const auto& bytes = in[peers_[i]];

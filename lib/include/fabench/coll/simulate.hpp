@@ -58,7 +58,7 @@ struct SimResult {
   [[nodiscard]] bool ok() const { return error.empty() && wrong == 0 && identical; }
 };
 
-// Builds every rank's schedule (build_schedule may throw std::invalid_argument) and runs them.
+// Builds every rank's schedule (build_schedule may throw fabench::UserError) and runs them.
 [[nodiscard]] SimResult simulate(const SimConfig& config);
 // Runs schedules[r] as rank r. The schedules must describe one call (same collective, sizes,
 // step count; dtype_bytes equal to config's dtype); if not, that is the error.

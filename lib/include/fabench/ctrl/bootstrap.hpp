@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "fabench/base/endpoint.hpp"
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/error.hpp"
 #include "fabench/ctrl/wire.hpp"
-#include "fabench/verbs/endpoint.hpp"
 
 namespace fabench::ctrl {
 
@@ -114,11 +114,11 @@ class Bootstrap {
   [[nodiscard]] std::vector<std::vector<std::uint8_t>> allgather(std::span<const std::uint8_t> mine,
                                                                  std::chrono::milliseconds timeout);
   // Every rank's endpoints, indexed by rank (ours included).
-  [[nodiscard]] std::vector<std::vector<verbs::Endpoint>> allgather_endpoints(std::span<const verbs::Endpoint> mine) {
+  [[nodiscard]] std::vector<std::vector<Endpoint>> allgather_endpoints(std::span<const Endpoint> mine) {
     return allgather_endpoints(mine, config_.timeout);
   }
-  [[nodiscard]] std::vector<std::vector<verbs::Endpoint>> allgather_endpoints(std::span<const verbs::Endpoint> mine,
-                                                                              std::chrono::milliseconds timeout);
+  [[nodiscard]] std::vector<std::vector<Endpoint>> allgather_endpoints(std::span<const Endpoint> mine,
+                                                                       std::chrono::milliseconds timeout);
 
   // Point to point through rank 0: `outgoing[j]` (empty: nothing) goes to
   // rank j only; returns, by source rank, what each rank sent to us. Rank 0

@@ -36,8 +36,8 @@ struct Credentials {
 
 // "30 s", "250 ms", "1.5 s": how durations appear in messages.
 [[nodiscard]] std::string format_duration(std::chrono::milliseconds d);
-// gethostname(), or "unknown-host".
-[[nodiscard]] std::string local_host_name();
+// gethostname(), or "unknown-host" (lib/base).
+using fabench::local_host_name;
 
 class Channel {
  public:

@@ -15,12 +15,15 @@
 #include <variant>
 #include <vector>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::ctrl {
 
-// A field that is missing or of another kind; the text names it.
-class RecordError : public std::runtime_error {
+// A field that is missing or of another kind; the text names it. A RunError (base/error.hpp):
+// a peer's record that does not read ends the run with exit status 1.
+class RecordError : public RunError {
  public:
-  using std::runtime_error::runtime_error;
+  using RunError::RunError;
 };
 
 // The kinds in the order of their tag on the wire (wire.cpp): 0 f64, 1 u64, 2 f64 list.

@@ -35,9 +35,10 @@
 #include <variant>
 #include <vector>
 
+#include "fabench/base/build_info.hpp"
+#include "fabench/base/endpoint.hpp"
 #include "fabench/ctrl/error.hpp"
 #include "fabench/ctrl/record.hpp"
-#include "fabench/verbs/endpoint.hpp"
 
 namespace fabench::ctrl {
 
@@ -86,7 +87,7 @@ struct Hello {
 // The endpoints (queue pairs and their memory) one rank offers its peers.
 struct EndpointExchange {
   std::uint32_t rank = 0;
-  std::vector<verbs::Endpoint> endpoints;
+  std::vector<Endpoint> endpoints;
 
   friend bool operator==(const EndpointExchange&, const EndpointExchange&) = default;
 };
@@ -173,8 +174,8 @@ struct FrameHeader {
   std::uint32_t payload_bytes = 0;
 };
 
-// The fabench version this library was built from ("0.1.0"), sent in Hello.
-[[nodiscard]] std::string_view build_version() noexcept;
+// The fabench version this library was built from ("0.1.0"), sent in Hello (lib/base).
+using fabench::build_version;
 
 [[nodiscard]] MsgType type_of(const Message& msg) noexcept;
 // "Hello", "Barrier", ...; "unknown type N" for values outside MsgType.
@@ -199,7 +200,7 @@ struct FrameHeader {
 
 // The fixed 56-byte little-endian form of an Endpoint, for callers that carry
 // endpoints inside their own byte strings (Bootstrap::allgather).
-void append_endpoint(std::vector<std::uint8_t>& out, const verbs::Endpoint& ep);
-[[nodiscard]] verbs::Endpoint read_endpoint(std::span<const std::uint8_t> bytes);  // exactly 56 bytes
+void append_endpoint(std::vector<std::uint8_t>& out, const Endpoint& ep);
+[[nodiscard]] Endpoint read_endpoint(std::span<const std::uint8_t> bytes);  // exactly 56 bytes
 
 }  // namespace fabench::ctrl

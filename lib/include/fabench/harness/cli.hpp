@@ -1,8 +1,8 @@
-// Command-line pieces shared by every fabench binary: the one user-error type,
-// checks for numeric flags that name the flag and its range in plain words,
-// the text of CLI11's parse errors as fabench prints them, the device flags
-// every binary takes (-d -i -x --timeout -v), and the parsers of sizes, lists
-// and path MTUs.
+// Command-line pieces shared by every fabench binary: run_main (the one place an
+// exception becomes the line a user sees and the exit status), checks for
+// numeric flags that name the flag and its range in plain words, the text of
+// CLI11's parse errors as fabench prints them, the device flags every binary
+// takes (-d -i -x --timeout -v), and the parsers of sizes, lists and path MTUs.
 #pragma once
 
 #include <charconv>
@@ -10,12 +10,14 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/context.hpp"
 
 // CLI11 costs seconds of compile time in every file that includes it, so
@@ -30,10 +32,24 @@ class Validator;
 namespace fabench::harness {
 
 // Anything a user can get wrong on the command line or in an input file
-// (bad value, contradiction): printed as one line, exit status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// (bad value, contradiction): printed as one line, exit status 2. The name of
+// fabench::UserError (base/error.hpp) that the command lines use.
+using UsageError = fabench::UserError;
+
+// The one rule every binary exits by: the epilogue of every --help (parse_command_line).
+inline constexpr std::string_view kExitStatusHelp =
+    "Exit status: 0 when every benchmark ran and passed its checks; 1 when the run failed (RDMA, a\n"
+    "peer, the network, a failed check); 2 for bad input (a flag, a spec or config file, a\n"
+    "contradiction, a launch that does not fit), before or during the run.\n";
+
+// The one place an exception becomes what a user sees: runs `body` (a binary
+// after its command line is parsed) and returns its exit status, or prints one
+// line "PROG: error: <what()>" on stderr and returns 2 for bad input
+// (fabench::UserError, ctrl::CtrlError kConfig) or 1 for a run that failed
+// (verbs::VerbsError, fabench::RunError, any other ctrl::CtrlError, anything else).
+[[nodiscard]] int run_main(std::string_view prog, const std::function<int()>& body);
+// The exit status run_main gives `error` (2 or 1), for callers that report it otherwise.
+[[nodiscard]] int exit_status_of(const std::exception& error) noexcept;
 
 // A whole number in [min, max]: "-n must be at least 1 (got 0)",
 // "-q must be from 1 to 1024 (got 2000)", "-n: 'abc' is not a whole number".
@@ -62,7 +78,8 @@ void help_all_only(CLI::App& app, std::string group);
 // The command line of every binary. Every binary gets -V/--version (fabench's
 // build version), -h/--help and --help-all in fabench's layout. -h/--help
 // prints the help, then `extra_help` (before Google Benchmark would print its
-// own); otherwise Google Benchmark takes its --benchmark_* flags out of argv
+// own), then kExitStatusHelp; otherwise Google Benchmark takes its
+// --benchmark_* flags out of argv
 // (a bad --benchmark_format/--benchmark_out_format value is refused here:
 // Google Benchmark itself would print its usage and exit 0) and CLI11 parses
 // the rest; an unknown flag is named ("unknown flag -q"), not blamed on the
@@ -101,7 +118,7 @@ template <std::integral T>
 // "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, char sep = ',');
 // "4G", "512M", "64KiB", "65536" -> bytes (K, M, G are powers of 2^10).
-// Throws std::invalid_argument.
+// Throws UserError ("'5X': unknown unit 'X' (use K, M or G)", without a flag's name).
 [[nodiscard]] std::uint64_t parse_bytes(const std::string& text);
 // "2,64,4K,1M" -> {2, 64, 4096, 1048576}; 0 and empty items are refused.
 // Throws UsageError naming `flag`: "-s 2,,4: an empty size in the list".
@@ -117,8 +134,8 @@ template <std::integral T>
 
 // The path MTUs verbs knows ("256, 512, 1024, 2048 or 4096"), for help texts.
 inline constexpr std::string_view kPathMtuChoices = "256, 512, 1024, 2048 or 4096";
-// Empty when `bytes` is 0 (automatic) or one of those, else one line naming `flag`:
+// None when `bytes` is 0 (automatic) or one of those, else the error naming `flag`:
 // "-m 3000: MTU must be 256, 512, 1024, 2048 or 4096".
-[[nodiscard]] std::string check_path_mtu(std::string_view flag, std::uint32_t bytes);
+[[nodiscard]] std::optional<UserError> check_path_mtu(std::string_view flag, std::uint32_t bytes);
 
 }  // namespace fabench::harness

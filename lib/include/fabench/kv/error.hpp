@@ -1,15 +1,12 @@
-// KvError: the one exception lib/kv throws for what a user can get wrong (a model name, a
-// config.json, a dtype, a link rate, a transfer shape that does not fit the model). what() is
-// one line, ready to print as it is.
+// KvError: the name lib/kv throws fabench::UserError by (base/error.hpp), for what a user can get
+// wrong: a model name, a config.json, a dtype, a link rate, a transfer shape that does not fit the
+// model. what() is one line, ready to print.
 #pragma once
 
-#include <stdexcept>
+#include "fabench/base/error.hpp"
 
 namespace fabench::kv {
 
-class KvError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using KvError = fabench::UserError;
 
 }  // namespace fabench::kv

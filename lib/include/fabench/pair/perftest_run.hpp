@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/harness/samples.hpp"
 #include "fabench/pair/options.hpp"
@@ -35,8 +37,8 @@ namespace fabench::pair {
 // benchmark's first measured one.
 [[nodiscard]] std::uint64_t warm_up_iterations(std::uint64_t measured) noexcept;
 
-// Empty, or one line when --force-link names another link layer than the port's.
-[[nodiscard]] std::string check_force_link(const PerftestFlags& f, const harness::Context& ctx);
+// None, or the error when --force-link names another link layer than the port's.
+[[nodiscard]] std::optional<UserError> check_force_link(const PerftestFlags& f, const harness::Context& ctx);
 
 // -D seconds for --run_infinitely's rounds when -D is not given (perftest's default).
 inline constexpr double kInfiniteRoundSeconds = 5;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/pair/spec.hpp"
 #include "fabench/verbs/ah.hpp"
@@ -31,7 +32,7 @@ namespace fabench::pair {
 // Rejects, with one line, what this device cannot do for this spec (message
 // above the port's max_msg_sz, UD above the MTU, atomics without support,
 // queue depths above max_qp_wr).
-[[nodiscard]] std::string check_device_limits(const harness::Context& ctx, const TestSpec& spec);
+[[nodiscard]] std::optional<UserError> check_device_limits(const harness::Context& ctx, const TestSpec& spec);
 
 // What each end chooses for itself from its own command line, as perftest's
 // -u -L --pkey_index -o -X --use_hugepages --mr_per_qp are per end: not part of a

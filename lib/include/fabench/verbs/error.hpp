@@ -15,9 +15,12 @@
 
 #include <infiniband/verbs.h>
 
+#include "fabench/base/error.hpp"
+
 namespace fabench::verbs {
 
-class VerbsError : public std::runtime_error {
+// A RunError (base/error.hpp): a verb that failed ends the run with exit status 1.
+class VerbsError : public RunError {
  public:
   // what() is "<verb>: <strerror(error_number)>" followed by " (<hint>)" when
   // there is a hint, e.g. "ibv_reg_mr: Cannot allocate memory (locked memory
