@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The command-line contract of every fabench binary, checked without RDMA.
 
-Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept)
+Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept, ep)
 
 - every spelling in docs/cli.md's table is in --help-all of each binary its row names;
 - --help and --help-all: no line past 100 columns, no CLI11 type strings; lat/bw --help under
@@ -20,10 +20,16 @@ import sys
 import tempfile
 import os
 
-ALL = ["lat", "bw", "coll", "kv", "accept"]
+ALL = ["lat", "bw", "coll", "kv", "accept", "ep"]
 
 # (binary, arguments, text the one line must contain)
 BAD = [
+    ("ep", ["--plan", "--model", "gpt-5"], "--model gpt-5: unknown model \"gpt-5\""),
+    ("ep", ["--plan", "--mode", "turbo"], "--mode turbo: unknown mode \"turbo\" (normal or low-latency)"),
+    ("ep", ["--plan", "--skew", "hot-rank:0.5"], "--skew hot-rank:0.5: R must be at least 1"),
+    ("ep", ["--plan", "--tokens", "0"], "--tokens must be from 1 to 1048576 (got 0)"),
+    ("ep", ["--plan", "--model", "mixtral-8x7b", "--ep", "16"], "16 ranks: mixtral-8x7b has 8 routed experts"),
+    ("ep", ["--plan", "--dtype", "fp4"], "--dtype fp4: unknown dispatch dtype \"fp4\" (bf16 or fp8)"),
     ("accept", ["--plan", "--nodes", "4", "--max-p99-us", "5"], "--max-p99-us does not apply to --plan"),
     ("accept", ["--plan", "--nodes", "4", "--min-bw-fraction", "0.5"], "--min-bw-fraction does not apply to --plan"),
     ("lat", ["--loopback", "--benchmark_format=xml"], "--benchmark_format xml: expected console, json or csv"),

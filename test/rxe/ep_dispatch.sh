@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest-timeout: 900
 # fabench-ep over real verbs: 2, 3 and 4 ranks on rxe0/rxe1, normal and low-latency modes,
-# bf16 and fp8, uniform and hot-rank routing. Every dispatched copy and every combined token of
+# bf16 and fp8, uniform and hot-rank routing, under fabench-launch, mpirun and srun (a real
+# single-node Slurm). Every dispatched copy and every combined token of
 # the checked call is compared bit for bit (wrong == 0); the per-call counters are present and
 # ordered; the JSON context carries the shape. A rank killed mid-dispatch is named by rank 0.
 source "$(dirname "$0")/bench_common.bash"
@@ -41,6 +42,27 @@ ok "3 ranks (128 experts: 43, 43, 42 per rank)"
 ep_run hot 4 --model qwen3-235b-a22b --tokens 32 --skew hot-rank:3 --dtype fp8
 check_ep_json "$WORK/hot.json" 1 --names 'hot-rank:3' || fail "4 ranks, hot rank: results"
 ok "4 ranks, hot-rank:3"
+
+# Real launchers: mpirun (rank and size from OMPI_COMM_WORLD_*) and srun under a real Slurm.
+rc=0
+timeout 600 mpirun --allow-run-as-root --oversubscribe -np 3 -x MASTER_PORT=18762 \
+  "$EP" -d "$DEV0,$DEV1" -x 1 --timeout 20 -n 3 "${SMALL[@]}" --mode low-latency \
+  --benchmark_format=json >"$WORK/mpi.json" 2>"$WORK/mpi.err" || rc=$?
+((rc == 0)) || { tail -20 "$WORK/mpi.err"; fail "mpirun -np 3 exited $rc"; }
+check_ep_json "$WORK/mpi.json" 1 || fail "mpirun -np 3: results"
+grep -q '"launcher": "Open MPI' "$WORK/mpi.json" || fail "mpirun: the context does not name Open MPI"
+ok "mpirun -np 3: every copy and token checked; launcher Open MPI"
+source "$(dirname "$0")/slurm_common.bash"
+slurm_up || fail "Slurm did not start"
+rc=0
+MASTER_ADDR=127.0.0.1 MASTER_PORT=18763 timeout 600 srun -n 2 --overcommit \
+  "$EP" -d "$DEV0,$DEV1" -x 1 --timeout 20 -n 3 "${SMALL[@]}" \
+  --benchmark_format=json >"$WORK/srun.json" 2>"$WORK/srun.err" || rc=$?
+slurm_down || true
+((rc == 0)) || { tail -20 "$WORK/srun.err"; fail "srun -n 2 exited $rc"; }
+check_ep_json "$WORK/srun.json" 1 || fail "srun -n 2: results"
+grep -q '"launcher": "Slurm' "$WORK/srun.json" || fail "srun: the context does not name Slurm"
+ok "srun -n 2 under Slurm: every copy and token checked"
 
 # A rank killed in the middle of its calls: every other rank exits non-zero within the
 # timeout, naming it. Ranks started by hand (RANK/WORLD_SIZE) so the test knows their pids.

@@ -1,9 +1,9 @@
 #include "fabench/ep/error.hpp"
 
-#include "fabench/kv/error.hpp"
+#include "fabench/base/error.hpp"
 
 namespace fabench::ep {
 
-void fail(std::string message) { throw kv::KvError(message); }
+void fail(std::string message) { throw UserError(message); }
 
 }  // namespace fabench::ep

@@ -11,7 +11,6 @@
 #include "fabench/epbench/cli.hpp"
 #include "fabench/epbench/roles.hpp"
 #include "fabench/harness/report.hpp"
-#include "fabench/kv/error.hpp"
 #include "fabench/kv/plan.hpp"
 
 namespace fabench::epbench {
@@ -83,29 +82,13 @@ int ep_main(int argc, char** argv) {
     return *rc;
   }
   if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
-  std::vector<EpBench> benches;
-  try {
+  return harness::run_main("fabench-ep", [&] {
     if (c.plan) {
       std::cout << render_plan(c);
       return 0;
     }
-    benches = build_benches(c);
-  } catch (const std::exception& e) {
-    std::cerr << "fabench-ep: error: " << e.what() << "\n";
-    return 2;
-  }
-  try {
-    return run(c, std::move(benches));
-  } catch (const harness::UsageError& e) {
-    std::cerr << "fabench-ep: error: " << e.what() << "\n";
-    return 2;
-  } catch (const kv::KvError& e) {
-    std::cerr << "fabench-ep: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "fabench-ep: error: " << e.what() << "\n";
-    return 1;
-  }
+    return run(c, build_benches(c));
+  });
 }
 
 }  // namespace fabench::epbench

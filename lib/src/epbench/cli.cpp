@@ -34,7 +34,9 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--ranks-per-node", c.ranks_per_node, "Ranks per node for --plan's forwarding counts (default 1)")
       ->check(harness::whole_number("--ranks-per-node", 1, 1024));
   app.add_flag("--plan", c.plan, "Print bytes, copies, WRs and predicted times per rank; no RDMA");
-  app.add_option("--ep", c.plan_ranks, "With --plan: EP sizes (ranks), a list (default 8,16,32,64)")->type_name("LIST");
+  app.add_option("--ep", c.plan_ranks, "With --plan: EP sizes (ranks), a list (default 8,16,32,64)")
+      ->type_name("LIST")
+      ->each([&c](const std::string&) { c.plan_ranks_given = true; });
   app.add_option("--link", c.link, "Link rate for predictions, e.g. 400G, bit/s (default: the port's; --plan 400G)")
       ->type_name("RATE");
   app.add_option("--wr-cost-ns", c.wr_cost_ns, "Posting cost per WR for predictions, ns (default 50)")
@@ -86,6 +88,12 @@ std::vector<ep::MoeShape> models(const Cli& c) {
 }  // namespace
 
 std::vector<EpBench> build_benches(const Cli& c) {
+  if (c.plan && (c.iters > 0 || c.duration_s > 0)) throw UsageError(fmt::format("{} does not apply to --plan", c.iters > 0 ? "-n" : "-D"));
+  if (!c.plan && c.plan_ranks_given) throw UsageError("--ep goes with --plan (a run's EP size is the number of ranks launched)");
+  if (!c.plan && c.ranks_per_node != 1) {
+    throw UsageError("--ranks-per-node above 1 goes with --plan: runs move data with one rank per node");
+  }
+  if (c.iters > 0 && c.duration_s > 0) throw UsageError("-n and -D contradict each other: fixed count or duration");
   ep::Skew skew;
   try {
     skew = ep::parse_skew(c.skew);

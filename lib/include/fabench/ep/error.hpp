@@ -1,5 +1,5 @@
 // lib/ep reports what a user can get wrong (a model, a config.json, a routing spec or file, a
-// shape that does not fit the ranks) through fail(): one line, the project's user error.
+// shape that does not fit the ranks) through fail(): one line, a fabench::UserError (exit 2).
 #pragma once
 
 #include <string>

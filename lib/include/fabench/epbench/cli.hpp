@@ -27,6 +27,7 @@ struct Cli {
   std::uint32_t ranks_per_node = 1;
   bool plan = false;
   std::string plan_ranks = "8,16,32,64";  // --ep: the EP sizes --plan shows
+  bool plan_ranks_given = false;
   std::string link;                        // "": the port's rate (run), 400G (--plan)
   double wr_cost_ns = 50;
   double round_us = 3;
