@@ -34,11 +34,12 @@ bool Leader::collect(std::uint64_t seq, Outcome& out, milliseconds wait, const s
   while (!pending.empty() && (culprits.empty() || o_.keep_going)) {
     std::vector<pollfd> fds;
     for (const auto r : pending) fds.push_back({boot_.channel_to(r).fd(), POLLIN, 0});
+    // Past the deadline, one last look: an answer already there is taken.
     const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) break;
+    const bool last = left <= 0;
     // Live: wake at least every 100 ms to look for a rank fallen silent.
-    const auto slice = live ? std::min<std::int64_t>(left, 100) : left;
-    if (::poll(fds.data(), fds.size(), static_cast<int>(slice)) == 0 && !live) break;
+    const auto slice = last ? 0 : live ? std::min<std::int64_t>(left, 100) : left;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(slice)) == 0 && (last || !live)) break;
     std::vector<std::uint32_t> still;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       const std::uint32_t r = pending[i];
@@ -58,6 +59,7 @@ bool Leader::collect(std::uint64_t seq, Outcome& out, milliseconds wait, const s
       still.push_back(r);
     }
     pending = std::move(still);
+    if (last) break;
   }
   return settle(out, pending, wait, live, culprits, failed, what);
 }
