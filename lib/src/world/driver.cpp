@@ -1,8 +1,5 @@
 #include "fabench/world/driver.hpp"
 
-#include <sched.h>
-#include <time.h>
-
 #include <algorithm>
 #include <iostream>
 #include <mutex>
@@ -15,56 +12,10 @@
 #include "driver_util.hpp"
 #include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/ctrl/wire.hpp"
-#include "fabench/harness/loop.hpp"
 
 namespace fabench::world {
 
-namespace {
-
 using std::chrono::milliseconds;
-
-constexpr std::uint32_t kClockEvery = 1024;          // idle spins between clock reads
-constexpr std::uint64_t kWatchEveryNs = 10'000'000;  // control channels looked at every 10 ms
-
-}  // namespace
-
-Waiter::Waiter(const Watch& watch) noexcept
-    : watch_(watch),
-      stall_ns_(static_cast<std::uint64_t>(watch.stall.count()) * 1'000'000ULL),
-      silence_ns_(static_cast<std::uint64_t>(watch.silence.count()) * 1'000'000ULL),
-      t_progress_(harness::coarse_now_ns()),
-      next_watch_(t_progress_ + kWatchEveryNs) {}
-
-Waiter::Verdict Waiter::idle() noexcept {
-  if (++idle_ >= watch_.spin_before_yield) {
-    if (watch_.idle_sleep_us > 0) {
-      const timespec ts{0, static_cast<long>(watch_.idle_sleep_us) * 1000L};
-      nanosleep(&ts, nullptr);
-    } else {
-      sched_yield();
-    }
-  }
-  if (idle_ % kClockEvery != 0 && watch_.spin_before_yield != 0) return Verdict::kGoOn;
-  const std::uint64_t t = harness::coarse_now_ns();
-  if (t_progress_ == 0) t_progress_ = t;
-  if (t >= next_watch_) {
-    next_watch_ = t + kWatchEveryNs;
-    for (std::size_t i = 0; i < watch_.channels.size(); ++i) {
-      const auto in = watch_.channels[i]->poll_incoming();
-      if (in == ctrl::Channel::Incoming::kNothing) {
-        if (watch_.silence.count() == 0 || t < watch_.channels[i]->last_heard_ns() + silence_ns_) continue;
-        channel_ = i;
-        silent_ = true;
-        return Verdict::kControl;
-      }
-      if (in == ctrl::Channel::Incoming::kMessage && !watch_.stop_on_message) continue;
-      channel_ = i;
-      closed_ = in == ctrl::Channel::Incoming::kClosed;
-      return Verdict::kControl;
-    }
-  }
-  return t - t_progress_ > stall_ns_ ? Verdict::kStall : Verdict::kGoOn;
-}
 
 Leader::Leader(ctrl::Bootstrap& boot, Job& job, DriverOptions options)
     : boot_(boot), job_(job), o_(std::move(options)), n_(boot.size()), lost_(boot.size()), offers_(boot.size()) {}
@@ -156,8 +107,8 @@ bool Leader::finish_run(std::uint64_t iterations, Outcome& out, const std::strin
   Watch watch;
   watch.stall = o_.timeout;
   for (std::uint32_t r = 1; r < n_; ++r) watch.channels.push_back(&boot_.channel_to(r));
-  watch.stop_on_message = false;
-  watch.silence = o_.timeout;  // every rank's Heartbeat, from "go" to its result
+  watch.on_message = Watch::OnMessage::kIgnore;  // early results wait
+  watch.silence = o_.timeout;                    // every rank's Heartbeat, from "go" to its result
   watch.spin_before_yield = o_.spin_before_yield;
   out.ranks[0] = job_.run(iterations, watch);
   if (out.ranks[0].closed_channel >= 0) {

@@ -92,8 +92,8 @@ class Follower {
     Watch watch;
     watch.stall = o_.timeout;
     watch.channels = {&root_};
-    watch.stop_on_message = true;
-    watch.silence = o_.timeout;  // rank 0's Heartbeat
+    watch.on_message = Watch::OnMessage::kStop;  // rank 0 speaks mid-run only to abort
+    watch.silence = o_.timeout;                  // rank 0's Heartbeat
     watch.spin_before_yield = o_.spin_before_yield;
     RankReport mine;
     {

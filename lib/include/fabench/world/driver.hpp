@@ -43,65 +43,15 @@
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/record.hpp"
+#include "fabench/harness/wait.hpp"
 #include "fabench/verbs/endpoint.hpp"
 
 namespace fabench::world {
 
-// What a rank watches while it waits for its CQs.
-struct Watch {
-  std::chrono::milliseconds stall{30'000};  // no completion for this long fails the run
-  // Channels whose peer may end the run, looked at every ~10 ms of waiting:
-  // a closed one (the peer died) stops the loop at once; so does one with a
-  // message waiting when stop_on_message (a follower: rank 0 only speaks
-  // mid-run to abort; rank 0 itself lets early results wait).
-  std::vector<ctrl::Channel*> channels;
-  bool stop_on_message = true;
-  // When > 0: a channel that brought no frame (Keepalives included) for this
-  // long stops the loop too (a follower: rank 0 sends Keepalives through
-  // every run, so its silence means it is stopped or cut off).
-  std::chrono::milliseconds silence{0};
-  // Empty polls before sched_yield(): 0 = yield at every empty poll (ranks
-  // outnumber cores), large = spin.
-  std::uint32_t spin_before_yield = 0;
-  // After spin_before_yield empty polls, sleep this long instead of yielding
-  // (0: yield). For a rank that only waits for a notification: its spinning
-  // would take a core from the one that posts (and from rxe's kernel threads).
-  std::uint32_t idle_sleep_us = 0;
-};
-
-// The idle side of a polling loop: call progress() after a poll that found
-// something, idle() after one that did not; idle() yields as Watch says,
-// looks at the channels every 10 ms and the clock for the stall (the coarse
-// clock, harness::coarse_now_ns(): a rank that yields at every empty poll
-// reads it at every call, and a precise read is a system call in some guests).
-class Waiter {
- public:
-  enum class Verdict { kGoOn, kControl, kStall };
-
-  explicit Waiter(const Watch& watch) noexcept;
-  void progress() noexcept {
-    idle_ = 0;
-    t_progress_ = 0;  // read the clock again at the next idle check
-  }
-  [[nodiscard]] Verdict idle() noexcept;
-
-  // After kControl: which channel, and whether it closed or fell silent (else it spoke).
-  [[nodiscard]] std::size_t channel_index() const noexcept { return channel_; }
-  [[nodiscard]] bool channel_closed() const noexcept { return closed_; }
-  [[nodiscard]] bool channel_silent() const noexcept { return silent_; }
-  [[nodiscard]] std::chrono::milliseconds stall() const noexcept { return watch_.stall; }
-
- private:
-  const Watch& watch_;
-  std::uint64_t stall_ns_;
-  std::uint64_t silence_ns_;
-  std::uint64_t t_progress_;
-  std::uint64_t next_watch_;
-  std::uint32_t idle_ = 0;
-  std::size_t channel_ = 0;
-  bool closed_ = false;
-  bool silent_ = false;
-};
+// What a rank watches while it waits for its CQs, and the wait itself: the one
+// wait primitive (harness/wait.hpp), under the names the N-rank jobs use.
+using Watch = harness::Watch;
+using Waiter = harness::Watchdog;
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
