@@ -8,8 +8,6 @@
 
 #include <arpa/inet.h>
 
-#include <sched.h>
-
 #include <fmt/format.h>
 
 #include "fabench/harness/counters.hpp"
@@ -37,26 +35,28 @@ struct Stop {
 
 class Runner {
  public:
-  Runner(PairLink& link, Side side, const PairPlan& plan)
-      : link_(link), side_(side), plan_(plan), deadline_(now_ns() + static_cast<std::uint64_t>(plan.limit_s * 1e9)) {}
+  Runner(PairLink& link, Side side, const PairPlan& plan) : link_(link), side_(side), plan_(plan) {
+    watch_.stall = plan.stall;
+    watch_.spin_before_yield = plan.spin_before_yield;
+    watch_.limit_ns = now_ns() + static_cast<std::uint64_t>(plan.limit_s * 1e9);
+  }
 
-  // The checks of every wait: no progress for the stall, or the pair's time is up. Yields the
-  // CPU after spin_before_yield empty polls in a row (when ranks outnumber cores, a spinning
-  // rank would take the core its partner or the software device needs).
+  // The checks of every wait (harness::Watchdog): no progress for the stall, or the pair's time
+  // is up. Yields the CPU after spin_before_yield empty polls in a row (when ranks outnumber
+  // cores, a spinning rank would take the core its partner or the software device needs).
   bool stuck(harness::Watchdog& dog, std::uint64_t progress, bool idle, const char* what) {
-    if (!idle) {
-      empty_ = 0;
-    } else if (++empty_ > plan_.spin_before_yield) {
-      sched_yield();
+    if (idle) {
+      dog.pause();
+    } else {
+      dog.busy();
     }
-    if (dog.stalled(progress))
-      return !fail(Status::kTimeout,
-                   fmt::format("timeout: {}: nothing from {} for {:.0f} s", what, plan_.partner, dog.stall_seconds()));
-    if (dog.due() && now_ns() > deadline_) {
+    if (!dog.stalled(progress)) return false;
+    if (dog.limit_reached()) {
       return !fail(Status::kTimeout,
                    fmt::format("timeout: {}: the pair ran past its limit of {:.0f} s", what, plan_.limit_s));
     }
-    return false;
+    return !fail(Status::kTimeout,
+                 fmt::format("timeout: {}: nothing from {} for {:.0f} s", what, plan_.partner, dog.stall_seconds()));
   }
 
   // A symmetric barrier: sends step `n`, waits for the partner's step `n`. The partner's steps
@@ -70,7 +70,7 @@ class Runner {
     wr.send_flags = IBV_SEND_SIGNALED;
     if (const int rc = link_.qp(0).post_send(wr); rc != 0) throw link_.qp(0).send_error(rc, wr);
     ++unreaped_sends_;
-    harness::Watchdog dog(plan_.stall);
+    harness::Watchdog dog(watch_);
     std::uint64_t progress = 0;
     while (heard_ < n || unreaped_sends_ > 0) {
       std::array<ibv_wc, 16> wcs{};
@@ -111,7 +111,7 @@ class Runner {
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.wr.rdma.remote_addr = link_.remote_addr() + PairLink::kBwOffset;
     wr.wr.rdma.rkey = link_.remote_rkey();
-    harness::Watchdog dog(plan_.stall);
+    harness::Watchdog dog(watch_);
     const std::uint64_t t0 = now_ns();
     const std::uint64_t t_end = t0 + static_cast<std::uint64_t>(plan_.seconds * 1e9);
     std::uint64_t t_last = t0;
@@ -179,7 +179,7 @@ class Runner {
     };
     // Waits until the partner's write of `v` lands in our slot, reaping our own writes.
     auto await = [&](std::uint16_t v) {
-      harness::Watchdog dog(plan_.stall);
+      harness::Watchdog dog(watch_);
       std::uint64_t progress = 0;
       while (*slot != v) {
         const int got = reap_sends(what);
@@ -250,8 +250,7 @@ class Runner {
   const PairPlan& plan_;
   std::uint32_t unreaped_sends_ = 0;
   std::uint32_t heard_ = 0;  // the partner's last step
-  std::uint64_t deadline_;
-  std::uint32_t empty_ = 0;
+  harness::Watch watch_;     // every wait's: the stall, the yield policy, the pair's limit
   Stop stop_;
 };
 

@@ -1,13 +1,14 @@
-// The fabench-accept control protocol (session.hpp): rank 0's rounds and the followers' loop.
+// fabench-accept's session (session.hpp): rank 0's rounds over the session protocol, the
+// halves of each pair put together, the reports; the followers run the same PairJob.
 #include "fabench/acceptbench/session.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <memory>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,9 +19,8 @@
 #include "fabench/accept/judge.hpp"
 #include "fabench/accept/report.hpp"
 #include "fabench/accept/result_json.hpp"
-#include "fabench/base/error.hpp"
 #include "fabench/ctrl/wire.hpp"
-#include "fabench/harness/loop.hpp"
+#include "fabench/world/driver.hpp"
 
 namespace fabench::acceptbench {
 
@@ -32,337 +32,93 @@ using accept::PairResult;
 using accept::Status;
 using nlohmann::json;
 
-std::string to_hex(const std::vector<std::uint8_t>& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (const auto b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
-
-std::vector<std::uint8_t> from_hex(const std::string& text) {
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    throw RunError("endpoint bytes are not hex");
-  };
-  if (text.size() % 2 != 0) throw RunError("endpoint bytes are not hex");
-  std::vector<std::uint8_t> out;
-  for (std::size_t i = 0; i < text.size(); i += 2)
-    out.push_back(static_cast<std::uint8_t>(nibble(text[i]) * 16 + nibble(text[i + 1])));
-  return out;
-}
-
-std::string endpoints_hex(const PairLink& link) {
-  std::vector<std::uint8_t> bytes;
-  for (const auto& ep : link.endpoints()) ctrl::append_endpoint(bytes, ep);
-  return to_hex(bytes);
-}
-
-std::vector<verbs::Endpoint> endpoints_from_hex(const std::string& hex) {
-  const auto bytes = from_hex(hex);
-  if (bytes.empty() || bytes.size() % ctrl::kEndpointWireBytes != 0) throw RunError("bad endpoint list");
-  std::vector<verbs::Endpoint> out;
-  for (std::size_t i = 0; i < bytes.size(); i += ctrl::kEndpointWireBytes)
-    out.push_back(ctrl::read_endpoint(std::span(bytes).subspan(i, ctrl::kEndpointWireBytes)));
-  return out;
-}
-
-std::string param(const ctrl::Command& c, const std::string& key) {
-  for (const auto& [k, v] : c.params) {
-    if (k == key) return v;
-  }
-  throw RunError(fmt::format("command {} lacks {}", c.benchmark, key));
-}
-
-std::chrono::milliseconds millis(double s) { return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1e3)); }
-
-// ---------------------------------------------------------------------------------------------
-// Rank 0.
-
-class Leader {
- public:
-  Leader(ctrl::Bootstrap& boot, const harness::Context& ctx, const RunSettings& s)
-      : boot_(boot), ctx_(ctx), s_(s), dead_(boot.size()) {}
-
-  // Measures `pairs` (disjoint) as one round; returns one attempt per pair.
-  std::vector<Attempt> round(const std::vector<Pair>& pairs, std::size_t round_no);
-  void finish();
-  [[nodiscard]] bool dead(std::uint32_t r) const { return !dead_[r].empty(); }
-  [[nodiscard]] std::string describe(std::uint32_t r) const { return boot_.describe_rank(r); }
-
- private:
-  struct Live {
-    Pair pair;
-    std::optional<std::string> ends[2];  // endpoints (hex) of a and b
-    std::optional<Attempt> halves[2];    // what a and b measured
-    std::string failure;                 // a setup failure, one line
-  };
-  void send(std::uint32_t r, const ctrl::Message& m);
-  // Waits until every rank of `from` answered `seq` or the deadline passed; a rank that closed,
-  // sent garbage or stayed silent is dead afterwards.
-  std::map<std::uint32_t, ctrl::Result> collect(std::vector<std::uint32_t> from, std::uint64_t seq,
-                                                std::chrono::steady_clock::time_point deadline,
-                                                const std::string& what);
-  void mark_dead(std::uint32_t r, std::string why);
-  void setup(std::vector<Live>& live, std::size_t round_no, std::unique_ptr<PairLink>& mine, int& my_side);
-  void connect(std::vector<Live>& live, std::unique_ptr<PairLink>& mine, int my_side);
-  Attempt run_own(PairLink& link, int side, const Live& l);
-
-  ctrl::Bootstrap& boot_;
-  const harness::Context& ctx_;
-  const RunSettings& s_;
-  std::vector<std::string> dead_;  // by rank: why it is dead, "" while alive
-  std::uint64_t seq_ = 0;
+// One end's half of a pair as rank 0 reads it from the end's report.
+struct Half {
+  std::optional<Attempt> attempt;  // what it measured
+  std::string failure;             // or its own failure (job.hpp)
+  int stage = 3;                   // of the failure: 0 set-up, 1 connect, 2 run
+  std::string lost;                // or why its rank is lost
 };
 
-void Leader::mark_dead(std::uint32_t r, std::string why) {
-  if (dead_[r].empty()) {
-    spdlog::warn("{}", why);
-    dead_[r] = std::move(why);
+Half read_half(const world::RankReport& r, const std::string& who) {
+  Half h;
+  if (r.lost) {
+    h.lost = r.error;
+    return h;
   }
-}
-
-void Leader::send(std::uint32_t r, const ctrl::Message& m) {
-  if (dead(r)) return;
+  if (!r.ok) {
+    h.failure = fmt::format("{}: {}", who, r.error);
+    h.stage = 2;
+    return h;
+  }
   try {
-    boot_.channel_to(r).send(m, std::chrono::seconds(5));
-  } catch (const std::exception& e) {
-    mark_dead(r, fmt::format("{} is unreachable: {}", describe(r), e.what()));
-  }
-}
-
-std::map<std::uint32_t, ctrl::Result> Leader::collect(std::vector<std::uint32_t> from, std::uint64_t seq,
-                                                      std::chrono::steady_clock::time_point deadline,
-                                                      const std::string& what) {
-  std::map<std::uint32_t, ctrl::Result> got;
-  while (!from.empty()) {
-    bool any = false;
-    for (auto it = from.begin(); it != from.end();) {
-      const std::uint32_t r = *it;
-      auto& ch = boot_.channel_to(r);
-      bool drop = false;
-      try {
-        switch (ch.poll_incoming()) {
-          case ctrl::Channel::Incoming::kNothing: break;
-          case ctrl::Channel::Incoming::kClosed:
-            mark_dead(r, fmt::format("{} closed its connection during {}", describe(r), what));
-            drop = true;
-            break;
-          case ctrl::Channel::Incoming::kMessage: {
-            const ctrl::Message m = ch.recv(std::chrono::seconds(5));
-            any = true;
-            if (const auto* res = std::get_if<ctrl::Result>(&m); res != nullptr && res->sequence == seq) {
-              got[r] = *res;
-              drop = true;
-            } else if (const auto* err = std::get_if<ctrl::Error>(&m)) {
-              mark_dead(r, fmt::format("{} gave up: {}", describe(r), err->text));
-              drop = true;
-            }
-            break;
-          }
-        }
-      } catch (const std::exception& e) {
-        mark_dead(r, fmt::format("{} during {}: {}", describe(r), what, e.what()));
-        drop = true;
-      }
-      it = drop ? from.erase(it) : it + 1;
-    }
-    if (from.empty()) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      for (const auto r : from) {
-        mark_dead(r, fmt::format("{} did not answer within {:.0f} s during {} (stopped or unreachable)", describe(r),
-                                 what == "setup" ? s_.setup_s : s_.pair_timeout_s, what));
-      }
-      break;
-    }
-    if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return got;
-}
-
-void Leader::setup(std::vector<Live>& live, std::size_t round_no, std::unique_ptr<PairLink>& mine, int& my_side) {
-  const std::uint64_t seq = ++seq_;
-  std::vector<std::uint32_t> asked;
-  std::vector<bool> busy(boot_.size(), false);
-  for (auto& l : live) {
-    const std::uint32_t ends[2] = {l.pair.a, l.pair.b};
-    for (int side = 0; side < 2; ++side) {
-      const std::uint32_t r = ends[side];
-      busy[r] = true;
-      if (r == 0) {
-        try {
-          mine = std::make_unique<PairLink>(ctx_, s_.link);
-          my_side = side;
-          l.ends[side] = endpoints_hex(*mine);
-        } catch (const std::exception& e) {
-          l.failure = fmt::format("{}: setup: {}", describe(0), e.what());
-        }
-        continue;
-      }
-      send(r, ctrl::Command{seq,
-                            "setup",
-                            {{"partner", std::to_string(ends[1 - side])},
-                             {"side", side == 0 ? "A" : "B"},
-                             {"round", std::to_string(round_no)}},
-                            0});
-      asked.push_back(r);
-    }
-  }
-  for (std::uint32_t r = 1; r < boot_.size(); ++r) {
-    if (!busy[r]) send(r, ctrl::Command{seq, "idle", {}, 0});
-  }
-  const auto got = collect(asked, seq, std::chrono::steady_clock::now() + millis(s_.setup_s), "setup");
-  for (auto& l : live) {
-    const std::uint32_t ends[2] = {l.pair.a, l.pair.b};
-    for (int side = 0; side < 2; ++side) {
-      const auto it = got.find(ends[side]);
-      if (it == got.end()) continue;
-      if (it->second.status != ctrl::ResultStatus::kOk) {
-        l.failure = fmt::format("{}: setup: {}", describe(ends[side]), it->second.error);
-      } else {
-        l.ends[side] = it->second.json;
-      }
-    }
-  }
-}
-
-void Leader::connect(std::vector<Live>& live, std::unique_ptr<PairLink>& mine, int my_side) {
-  const std::uint64_t seq = ++seq_;
-  std::vector<std::uint32_t> asked;
-  for (auto& l : live) {
-    const std::uint32_t ends[2] = {l.pair.a, l.pair.b};
-    if (l.failure.empty() && !(l.ends[0] && l.ends[1])) {
-      const std::uint32_t gone = l.ends[0] ? ends[1] : ends[0];
-      l.failure = dead(gone) ? dead_[gone] : fmt::format("{} sent no endpoints", describe(gone));
-    }
-    for (int side = 0; side < 2; ++side) {
-      const std::uint32_t r = ends[side];
-      if (!l.failure.empty()) {
-        if (r != 0) send(r, ctrl::Command{seq, "drop", {}, 0});
-        continue;
-      }
-      if (r != 0) {
-        send(r, ctrl::Command{seq, "connect", {{"endpoints", *l.ends[1 - side]}}, 0});
-        asked.push_back(r);
-        continue;
-      }
-      try {
-        mine->connect(endpoints_from_hex(*l.ends[1 - my_side]));
-      } catch (const std::exception& e) {
-        l.failure = fmt::format("{}: connect: {}", describe(0), e.what());
-      }
-    }
-  }
-  const auto got = collect(asked, seq, std::chrono::steady_clock::now() + millis(s_.setup_s), "setup");
-  for (auto& l : live) {
-    if (!l.failure.empty()) continue;
-    for (const std::uint32_t r : {l.pair.a, l.pair.b}) {
-      if (r == 0) continue;
-      const auto it = got.find(r);
-      if (it == got.end()) {
-        l.failure = dead_[r].empty() ? fmt::format("{} did not connect", describe(r)) : dead_[r];
-      } else if (it->second.status != ctrl::ResultStatus::kOk) {
-        l.failure = fmt::format("{}: connect: {}", describe(r), it->second.error);
-      }
-    }
-    if (!l.failure.empty()) {
-      for (const std::uint32_t r : {l.pair.a, l.pair.b}) {
-        if (r != 0 && got.count(r) != 0) send(r, ctrl::Command{seq, "drop", {}, 0});
-      }
-    }
-  }
-}
-
-Attempt Leader::run_own(PairLink& link, int side, const Live& l) {
-  const std::uint32_t partner = side == 0 ? l.pair.b : l.pair.a;
-  try {
-    PairPlan plan = s_.plan;
-    plan.partner = describe(partner);
-    return measure_pair(link, side == 0 ? Side::kA : Side::kB, plan, ctx_.device().name(), ctx_.port().port_num);
-  } catch (const std::exception& e) {
-    Attempt a;
-    a.status = Status::kFailed;
-    a.reason = fmt::format("{}: {}", describe(0), e.what());
-    return a;
-  }
-}
-
-std::vector<Attempt> Leader::round(const std::vector<Pair>& pairs, std::size_t round_no) {
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<Attempt> out(pairs.size());
-  std::vector<Live> live;
-  std::vector<std::size_t> live_index;
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const Pair p = pairs[i];
-    if (dead(p.a) || dead(p.b)) {
-      out[i] = combine(nullptr, nullptr, s_.link.lanes, 0, fmt::format("not run: {}", dead_[dead(p.a) ? p.a : p.b]));
-      continue;
-    }
-    live.push_back(Live{p, {}, {}, ""});
-    live_index.push_back(i);
-  }
-  std::unique_ptr<PairLink> mine;
-  int my_side = -1;
-  setup(live, round_no, mine, my_side);
-  // Every QP of the round reaches RTS before any pair starts: a step message that reached a QP
-  // still in INIT would be lost, and its retries could run out.
-  connect(live, mine, my_side);
-  const std::uint64_t seq = ++seq_;
-  const auto t_run = std::chrono::steady_clock::now();
-  std::vector<std::uint32_t> running;
-  Live* own = nullptr;
-  for (auto& l : live) {
-    if (!l.failure.empty()) continue;
-    const std::uint32_t ends[2] = {l.pair.a, l.pair.b};
-    for (const std::uint32_t r : ends) {
-      if (r == 0) {
-        own = &l;
-        continue;
-      }
-      send(r, ctrl::Command{seq, "go", {}, 0});
-      running.push_back(r);
-    }
-  }
-  if (own != nullptr) own->halves[my_side] = run_own(*mine, my_side, *own);
-  mine.reset();
-  const auto got = collect(running, seq, t_run + millis(s_.pair_timeout_s), "the measurement");
-  for (std::size_t k = 0; k < live.size(); ++k) {
-    Live& l = live[k];
-    const std::uint32_t ends[2] = {l.pair.a, l.pair.b};
-    for (int side = 0; side < 2; ++side) {
-      const auto it = got.find(ends[side]);
-      if (it == got.end()) continue;
-      try {
-        if (it->second.status != ctrl::ResultStatus::kOk) throw RunError(it->second.error);
-        l.halves[side] = accept::attempt_from_json(json::parse(it->second.json), describe(ends[side]));
-      } catch (const std::exception& e) {
-        l.failure = fmt::format("{}: {}", describe(ends[side]), e.what());
-      }
-    }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string missing;
-    for (int side = 0; side < 2 && missing.empty(); ++side) {
-      if (!l.halves[side]) missing = dead(ends[side]) ? dead_[ends[side]] : "";
-    }
-    Attempt a;
-    if (!l.failure.empty()) {
-      a = combine(nullptr, nullptr, s_.link.lanes, secs, l.failure);
-      if (!dead(ends[0]) && !dead(ends[1])) a.status = Status::kFailed;  // else a timeout
+    const json j = json::parse(r.json);
+    if (j.contains("failure")) {
+      h.failure = j.at("failure").get<std::string>();
+      h.stage = j.at("stage").get<int>();
     } else {
-      a = combine(l.halves[0] ? &*l.halves[0] : nullptr, l.halves[1] ? &*l.halves[1] : nullptr, s_.link.lanes, secs,
-                  missing.empty() ? "no answer" : missing);
+      h.attempt = accept::attempt_from_json(j, who);
     }
-    out[live_index[k]] = std::move(a);
+  } catch (const std::exception& e) {
+    h.failure = fmt::format("{}: {}", who, e.what());
+    h.stage = 2;
   }
-  return out;
+  return h;
 }
 
-void Leader::finish() {
-  for (std::uint32_t r = 1; r < boot_.size(); ++r) send(r, ctrl::Goodbye{});
+// The attempt of one pair from its two halves: a lost end makes it a timeout (with the other
+// end's measurements where it took them), a failure of an end a failure.
+Attempt pair_attempt(const Half (&h)[2], std::uint32_t lanes, double secs) {
+  const std::string& lost = h[0].lost.empty() ? h[1].lost : h[0].lost;
+  const Half& first = h[1].stage < h[0].stage ? h[1] : h[0];
+  if (first.failure.empty()) {
+    return combine(h[0].attempt ? &*h[0].attempt : nullptr, h[1].attempt ? &*h[1].attempt : nullptr, lanes, secs,
+                   lost.empty() ? "no answer" : lost);
+  }
+  Attempt a = combine(nullptr, nullptr, lanes, secs, lost.empty() ? first.failure : lost);
+  if (lost.empty()) a.status = Status::kFailed;  // else a timeout
+  return a;
 }
+
+// Rank 0's rounds: each one run of the session protocol over every rank.
+class Rounds {
+ public:
+  Rounds(ctrl::Bootstrap& boot, PairJob& job, const RunSettings& s)
+      : boot_(boot), s_(s), driver_(boot, job, PairJob::driver_options(s)) {}
+
+  // Measures `pairs` (disjoint) as one round; returns one attempt per pair.
+  std::vector<Attempt> round(const std::vector<Pair>& pairs, std::size_t round_no) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<Attempt> out(pairs.size());
+    std::vector<Pair> live;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const std::string gone = driver_.lost(pairs[i].a).empty() ? driver_.lost(pairs[i].b) : driver_.lost(pairs[i].a);
+      if (!gone.empty()) out[i] = combine(nullptr, nullptr, s_.link.lanes, 0, "not run: " + gone);
+      if (gone.empty()) live.push_back(pairs[i]);
+    }
+    const world::Outcome o = driver_.run(round_no, 1, PairJob::round_params(live));
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const Pair p = pairs[i];
+      if (std::find(live.begin(), live.end(), p) == live.end()) continue;
+      if (!o.ok) {
+        out[i] = combine(nullptr, nullptr, s_.link.lanes, secs, o.error);
+        out[i].status = Status::kFailed;
+        continue;
+      }
+      const Half h[2] = {read_half(o.ranks[p.a], boot_.describe_rank(p.a)),
+                         read_half(o.ranks[p.b], boot_.describe_rank(p.b))};
+      out[i] = pair_attempt(h, s_.link.lanes, secs);
+    }
+    return out;
+  }
+  void finish() { driver_.finish(); }
+
+ private:
+  ctrl::Bootstrap& boot_;
+  const RunSettings& s_;
+  world::Leader driver_;
+};
 
 std::vector<accept::Node> gather_nodes(ctrl::Bootstrap& boot, const harness::Context& ctx) {
   const std::string mine =
@@ -385,7 +141,7 @@ std::vector<accept::Node> gather_nodes(ctrl::Bootstrap& boot, const harness::Con
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
-  if (!f.flush()) throw RunError(fmt::format("cannot write {}", path));
+  if (!f.flush()) throw std::runtime_error(fmt::format("cannot write {}", path));
 }
 
 std::string round_line(const std::vector<accept::Node>& nodes, Pair p, const Attempt& a) {
@@ -398,43 +154,28 @@ std::string round_line(const std::vector<accept::Node>& nodes, Pair p, const Att
                      g(a.lat_p50_us), g(a.lat_p99_us));
 }
 
-}  // namespace
-
-int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec& spec, const RunSettings& settings,
-         const LeadOutputs& outputs,
-         const std::function<accept::Schedule(const std::vector<std::string>&)>& make_schedule) {
-  const std::vector<accept::Node> nodes = gather_nodes(boot, ctx);
-  std::vector<std::string> names;
-  for (const auto& n : nodes) names.push_back(n.name);
-  const accept::Schedule schedule = make_schedule(names);
-  // A round's setup is two collections (endpoints, then connected), each bounded by setup_s.
-  const accept::TimeSettings ts{schedule.rounds.size(), settings.pair_s, settings.pair_timeout_s, 2 * settings.setup_s,
-                                spec.retests};
-  std::cerr << fmt::format("fabench-accept: {} nodes, {} pairs in {} rounds ({}); {}\n", nodes.size(),
-                           schedule.pair_count(), schedule.rounds.size(),
-                           outputs.pairs_file.empty() ? outputs.schedule : "--pairs " + outputs.pairs_file,
-                           accept::describe_upper_bound(ts));
-  const auto t_start = std::chrono::steady_clock::now();
-  Leader leader(boot, ctx, settings);
+// Every round of the schedule, then the retests judge() asks for; the results by pair.
+std::vector<PairResult> measure_all(Rounds& rounds, const accept::Spec& spec, const std::vector<accept::Node>& nodes,
+                                    const accept::Schedule& schedule, accept::Judgement& j) {
   std::vector<PairResult> results;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> index;
   for (std::size_t r = 0; r < schedule.rounds.size(); ++r) {
     const auto& pairs = schedule.rounds[r];
     std::cerr << fmt::format("round {}/{}:\n", r + 1, schedule.rounds.size());
-    auto attempts = leader.round(pairs, r);
+    auto attempts = rounds.round(pairs, r);
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       std::cerr << round_line(nodes, pairs[i], attempts[i]) << "\n";
       index[{pairs[i].a, pairs[i].b}] = results.size();
       results.push_back(PairResult{pairs[i], static_cast<std::uint32_t>(r), {std::move(attempts[i])}});
     }
   }
-  accept::Judgement j = accept::judge(spec, nodes, results);
+  j = accept::judge(spec, nodes, results);
   for (std::uint32_t wave = 1; !j.retest.empty(); ++wave) {
     const accept::Schedule again = accept::retest_schedule(schedule, j.retest);
     for (std::size_t r = 0; r < again.rounds.size(); ++r) {
       const auto& pairs = again.rounds[r];
       std::cerr << fmt::format("retest {}, round {}/{}:\n", wave, r + 1, again.rounds.size());
-      auto attempts = leader.round(pairs, r);
+      auto attempts = rounds.round(pairs, r);
       for (std::size_t i = 0; i < pairs.size(); ++i) {
         std::cerr << round_line(nodes, pairs[i], attempts[i]) << "\n";
         auto it = index.find({pairs[i].a, pairs[i].b});
@@ -444,16 +185,19 @@ int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec&
     }
     j = accept::judge(spec, nodes, results);
   }
-  leader.finish();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  const accept::Report report{spec, nodes, results, j};
+  return results;
+}
+
+// The text report on stdout, the JSON and JUnit files asked for.
+void write_reports(const accept::Report& report, const harness::Context& ctx, const RunSettings& settings,
+                   const LeadOutputs& outputs, std::size_t rounds, const accept::TimeSettings& ts, double secs) {
   std::cout << accept::report_text(report) << std::flush;
   std::cerr << fmt::format("fabench-accept: measured in {:.1f} s (bound {:.1f} s)\n", secs,
                            accept::run_upper_bound_s(ts));
   const json meta{{"tool", "fabench-accept"},
                   {"version", std::string(ctrl::build_version())},
                   {"schedule", outputs.pairs_file.empty() ? outputs.schedule : "pairs:" + outputs.pairs_file},
-                  {"rounds", schedule.rounds.size()},
+                  {"rounds", rounds},
                   {"qps", settings.link.lanes},
                   {"bw_bytes", settings.link.bw_bytes},
                   {"bw_seconds", settings.plan.seconds},
@@ -463,69 +207,39 @@ int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec&
                   {"device", ctx.device().name()}};
   if (!outputs.json_path.empty()) write_file(outputs.json_path, accept::report_json(report, meta).dump(2) + "\n");
   if (!outputs.junit_path.empty()) write_file(outputs.junit_path, accept::report_junit(report));
+}
+
+}  // namespace
+
+int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec& spec, const RunSettings& settings,
+         const LeadOutputs& outputs,
+         const std::function<accept::Schedule(const std::vector<std::string>&)>& make_schedule) {
+  const std::vector<accept::Node> nodes = gather_nodes(boot, ctx);
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n.name);
+  const accept::Schedule schedule = make_schedule(names);
+  // A round's setup is two gathers (ready with the endpoints, then connected), each bounded by setup_s.
+  const accept::TimeSettings ts{schedule.rounds.size(), settings.pair_s, settings.pair_timeout_s, 2 * settings.setup_s,
+                                spec.retests};
+  std::cerr << fmt::format("fabench-accept: {} nodes, {} pairs in {} rounds ({}); {}\n", nodes.size(),
+                           schedule.pair_count(), schedule.rounds.size(),
+                           outputs.pairs_file.empty() ? outputs.schedule : "--pairs " + outputs.pairs_file,
+                           accept::describe_upper_bound(ts));
+  const auto t_start = std::chrono::steady_clock::now();
+  PairJob job(boot, ctx, settings);
+  Rounds rounds(boot, job, settings);
+  accept::Judgement j;
+  std::vector<PairResult> results = measure_all(rounds, spec, nodes, schedule, j);
+  rounds.finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  write_reports(accept::Report{spec, nodes, results, j}, ctx, settings, outputs, schedule.rounds.size(), ts, secs);
   return j.ok() ? 0 : 1;
 }
 
 int follow(ctrl::Bootstrap& boot, const harness::Context& ctx, const RunSettings& settings) {
   (void)gather_nodes(boot, ctx);
-  auto& ch = boot.channel_to(0);
-  const auto wait = millis(settings.setup_s + settings.pair_timeout_s + 30);
-  std::unique_ptr<PairLink> link;
-  Side side = Side::kA;
-  std::uint32_t partner = 0;
-  for (;;) {
-    ctrl::Message m;
-    try {
-      m = ch.recv(wait);
-    } catch (const std::exception& e) {
-      spdlog::error("rank {}: {}", boot.rank(), e.what());
-      return 1;
-    }
-    if (std::holds_alternative<ctrl::Goodbye>(m)) return 0;
-    if (const auto* err = std::get_if<ctrl::Error>(&m)) {
-      spdlog::error("{}", err->text);
-      return 1;
-    }
-    const auto* cmd = std::get_if<ctrl::Command>(&m);
-    if (cmd == nullptr) {
-      spdlog::error("rank {}: unexpected {} from rank 0", boot.rank(), ctrl::type_name(ctrl::type_of(m)));
-      return 1;
-    }
-    ctrl::Result res{cmd->sequence, ctrl::ResultStatus::kOk, "", "", {}};
-    try {
-      if (cmd->benchmark == "idle" || cmd->benchmark == "drop") {
-        link.reset();
-        continue;
-      }
-      if (cmd->benchmark == "setup") {
-        link.reset();
-        side = param(*cmd, "side") == "A" ? Side::kA : Side::kB;
-        partner = static_cast<std::uint32_t>(std::stoul(param(*cmd, "partner")));
-        link = std::make_unique<PairLink>(ctx, settings.link);
-        res.json = endpoints_hex(*link);
-      } else if (cmd->benchmark == "connect" && link) {
-        link->connect(endpoints_from_hex(param(*cmd, "endpoints")));
-      } else if (cmd->benchmark == "go" && link) {
-        PairPlan plan = settings.plan;
-        plan.partner = boot.describe_rank(partner);
-        res.json =
-            accept::attempt_to_json(measure_pair(*link, side, plan, ctx.device().name(), ctx.port().port_num)).dump();
-        link.reset();
-      } else {
-        throw RunError(fmt::format("unexpected command {}", cmd->benchmark));
-      }
-    } catch (const std::exception& e) {
-      link.reset();
-      res.status = ctrl::ResultStatus::kFailed;
-      res.error = e.what();
-    }
-    try {
-      ch.send(res);
-    } catch (const std::exception& e) {
-      spdlog::error("rank {}: {}", boot.rank(), e.what());
-      return 1;
-    }
-  }
+  PairJob job(boot, ctx, settings);
+  return world::follow(boot, job, PairJob::driver_options(settings));
 }
 
 }  // namespace fabench::acceptbench

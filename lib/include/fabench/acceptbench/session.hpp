@@ -1,40 +1,31 @@
-// fabench-accept's control protocol over Bootstrap's channels (a star around rank 0), written so
-// that a rank that dies or stops costs only its own pairs:
+// fabench-accept's session: the schedule's rounds as runs of the session protocol every N-rank
+// binary speaks (world/driver.hpp), one PairJob run per round (job.hpp):
 //
-//   rank 0                                         rank k (in a pair of this round)
-//   Command setup {partner, side, pair settings} -> builds a PairLink
-//                                                <- Result {endpoints}
-//   Command run {partner's endpoints}            -> connects, measure_pair()
-//                                                <- Result {its half, attempt_to_json}
-//   Command idle (ranks in no pair this round)   -> (no answer; keeps its wait bounded)
-//   ... Goodbye                                  -> exit 0
+//   rank 0                                         every rank k
+//   Command run {round, pairs}                  -> PairJob::prepare: a PairLink if k is in a pair
+//                                               <- EndpointExchange {its endpoints}, Result ready
+//   EndpointExchange {its partner's endpoints}  -> connect
+//                                               <- Result connected
+//   Command go                                  -> measure_pair() (a rank in no pair idles)
+//                                               <- Result {its half, attempt_to_json}
+//   ... Command bye                             -> exit 0
 //
-// Rank 0 measures its own pairs itself. Every collection has a deadline; a rank that misses it or
-// closes its connection is dead from then on: its pair reads "timeout" with the reason, and its
-// later pairs are recorded as timeouts without running. Followers bound their wait for the next
-// command by the longest a round can take.
+// Rank 0 measures its own pairs itself. Every gather has a deadline (--timeout for the set-up
+// answers, the pair's limit for the halves) and the keepalive rule of the protocol; a rank that
+// misses one, closes its connection or falls silent is lost from then on (keep_going): its pair
+// reads "timeout" with the reason, and its later pairs are recorded as timeouts without running.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "fabench/accept/spec.hpp"
-#include "fabench/acceptbench/link.hpp"
-#include "fabench/acceptbench/measure.hpp"
+#include "fabench/acceptbench/job.hpp"
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/harness/context.hpp"
 
 namespace fabench::acceptbench {
-
-struct RunSettings {
-  LinkOptions link;
-  PairPlan plan;
-  double pair_s = 0;          // a pair's planned length (for the printed bound)
-  double pair_timeout_s = 0;  // its hard limit, from the moment rank 0 says run
-  double setup_s = 0;         // limit on a round's setup answers
-};
 
 struct LeadOutputs {
   std::string json_path;
@@ -49,7 +40,7 @@ int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec&
          const LeadOutputs& outputs,
          const std::function<accept::Schedule(const std::vector<std::string>&)>& make_schedule);
 
-// Ranks 1..N-1: serve rank 0's commands until goodbye. Returns the exit status.
+// Ranks 1..N-1: serve rank 0's runs until goodbye. Returns the exit status.
 int follow(ctrl::Bootstrap& boot, const harness::Context& ctx, const RunSettings& settings);
 
 }  // namespace fabench::acceptbench
