@@ -19,6 +19,7 @@
 #include "fabench/accept/judge.hpp"
 #include "fabench/accept/report.hpp"
 #include "fabench/accept/result_json.hpp"
+#include "fabench/base/error.hpp"
 #include "fabench/ctrl/wire.hpp"
 #include "fabench/world/driver.hpp"
 
@@ -141,7 +142,7 @@ std::vector<accept::Node> gather_nodes(ctrl::Bootstrap& boot, const harness::Con
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
-  if (!f.flush()) throw std::runtime_error(fmt::format("cannot write {}", path));
+  if (!f.flush()) throw RunError(fmt::format("cannot write {}", path));
 }
 
 std::string round_line(const std::vector<accept::Node>& nodes, Pair p, const Attempt& a) {

@@ -46,8 +46,8 @@ rdma_conn_param conn_param(const Side& side, const Hello& hello, std::uint8_t pe
     p.initiator_depth = static_cast<std::uint8_t>(
         std::min({want, static_cast<unsigned>(a.max_qp_init_rd_atom), static_cast<unsigned>(peer_responder)}));
   }
-  p.retry_count = 7;
-  p.rnr_retry_count = 7;
+  p.retry_count = side.bundle().qp_config().retry_cnt;  // the same attributes as a QP connected by hand
+  p.rnr_retry_count = side.bundle().qp_config().rnr_retry;
   return p;
 }
 
@@ -60,7 +60,7 @@ ibv_qp_cap create_qp(const Side& side, verbs::CmId& id, const std::string& where
   }
   ibv_qp_init_attr attr = side.cm_qp_attr();
   id.create_qp(side.context().pd().get(), attr);
-  if (side.spec().transport == IBV_QPT_RC) id.set_ack_timeout(static_cast<std::uint8_t>(side.options().qp_timeout));
+  if (side.spec().transport == IBV_QPT_RC) id.set_ack_timeout(side.bundle().qp_config().timeout);
   return attr.cap;
 }
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "fabench/base/error.hpp"
 #include "fabench/ctrl/wire.hpp"
+#include "fabench/base/error.hpp"
 
 namespace fabench::world {
 
@@ -21,21 +21,41 @@ std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> v, std::uint
   return v;
 }
 
-// The arena is the target of peers' writes and the source of ours; reads
-// are not used by the collectives (writes with immediate carry everything).
-constexpr int kArenaAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-
-verbs::QpConfig qp_config(const harness::Context& ctx, const WorldOptions& o) {
-  verbs::QpConfig cfg;
-  cfg.timeout = o.qp_timeout;
-  cfg.port = ctx.port().port_num;
-  cfg.gid_index = ctx.gid_index();
-  cfg.remote_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  return cfg;
+// The sorted peer set, checked against the world's size and the lanes asked.
+std::vector<std::uint32_t> checked_peers(std::span<const std::uint32_t> peers, std::uint32_t rank, std::uint32_t size,
+                                         const WorldOptions& options) {
+  auto out = sorted_unique({peers.begin(), peers.end()}, rank);
+  for (const auto p : out) {
+    if (p >= size) throw RunError(fmt::format("peer rank {} outside a world of {}", p, size));
+  }
+  if (options.qps_per_peer == 0) throw UserError("qps_per_peer must be at least 1");
+  return out;
 }
 
 int cq_depth(std::size_t peers, const WorldOptions& o, std::uint32_t per_qp) {
   return static_cast<int>(std::max<std::size_t>(1, peers) * std::max<std::uint32_t>(1, o.qps_per_peer) * per_qp);
+}
+
+// One RC QP per peer and lane. The arena is the target of peers' writes and the source of
+// ours; reads are not used by the collectives (writes with immediate carry everything). The
+// ACK timeout is the N-rank binaries' (-u); the other QP attributes are QpConfig's defaults.
+verbs::BundleSpec bundle_spec(const harness::Context& ctx, std::size_t peers, const WorldOptions& o) {
+  verbs::BundleSpec b;
+  b.qps = static_cast<std::uint32_t>(peers * o.qps_per_peer);
+  b.qp.timeout = o.qp_timeout;
+  b.qp.port = ctx.port().port_num;
+  b.qp.gid_index = ctx.gid_index();
+  b.qp.remote_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  b.caps.max_send_wr = o.send_depth;
+  b.caps.max_recv_wr = o.recv_depth;
+  b.caps.max_send_sge = o.max_send_sge;
+  b.caps.max_inline_data = o.max_inline;
+  b.send_cqe = cq_depth(peers, o, o.send_depth);
+  b.recv_cqe = cq_depth(peers, o, o.recv_depth);
+  b.recv_events = o.recv_events;
+  b.buffer_bytes = std::max<std::uint64_t>(o.arena_bytes, 4096);
+  b.mr_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  return b;
 }
 
 }  // namespace
@@ -72,49 +92,19 @@ World::World(ctrl::Bootstrap& boot, const harness::Context& ctx, std::span<const
       rank_(boot.rank()),
       size_(boot.size()),
       options_(options),
-      peers_(sorted_unique({peers.begin(), peers.end()}, boot.rank())),
+      peers_(checked_peers(peers, boot.rank(), boot.size(), options)),
       slot_(boot.size(), -1),
-      cfg_(qp_config(ctx, options)),
-      send_cq_(ctx.device(), cq_depth(peers_.size(), options, options.send_depth)),
-      recv_cq_(ctx.device(), cq_depth(peers_.size(), options, options.recv_depth), options.recv_events),
-      buffer_(std::max<std::uint64_t>(options.arena_bytes, 4096)),
-      mr_(ctx.pd(), buffer_, kArenaAccess) {
-  for (const auto p : peers_) {
-    if (p >= size_) throw RunError(fmt::format("peer rank {} outside a world of {}", p, size_));
-  }
-  if (options_.qps_per_peer == 0) throw UserError("qps_per_peer must be at least 1");
-  inline_threshold_ = std::min(options.max_inline, ctx.device().max_inline_data(IBV_QPT_RC));
-  max_send_sge_ = std::clamp<std::uint32_t>(options.max_send_sge, 1,
-                                            static_cast<std::uint32_t>(ctx.device().raw_attr().max_sge));
-  verbs::QpCaps caps;
-  caps.max_send_wr = options.send_depth;
-  caps.max_recv_wr = options.recv_depth;
-  caps.max_send_sge = max_send_sge_;
-  caps.max_recv_sge = 1;
-  caps.max_inline_data = inline_threshold_;
-  qps_.reserve(peers_.size() * options_.qps_per_peer);
-  for (std::size_t i = 0; i < peers_.size(); ++i) {
-    slot_[peers_[i]] = static_cast<int>(i);
-    for (std::uint32_t lane = 0; lane < options_.qps_per_peer; ++lane) {
-      qps_.emplace_back(ctx.pd(), send_cq_, recv_cq_, IBV_QPT_RC, caps);
-      qps_.back().to_init(cfg_);
-    }
-  }
+      bundle_(ctx.device(), ctx.pd(), bundle_spec(ctx, peers_.size(), options)) {
+  for (std::size_t i = 0; i < peers_.size(); ++i) slot_[peers_[i]] = static_cast<int>(i);
   connect(boot);
 }
 
 void World::connect(ctrl::Bootstrap& boot) {
   std::vector<std::vector<std::uint8_t>> out(size_);
   const std::uint32_t lanes = options_.qps_per_peer;
-  for (std::size_t i = 0; i < peers_.size(); ++i) {
-    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-      verbs::Endpoint ep = qps_[i * lanes + lane].local_endpoint(cfg_);
-      mr_.describe(ep);
-      ctrl::append_endpoint(out[peers_[i]], ep);
-    }
-  }
+  const auto mine = bundle_.endpoints();
+  for (std::size_t i = 0; i < mine.size(); ++i) ctrl::append_endpoint(out[peers_[i / lanes]], mine[i]);
   const auto in = boot.route(out);
-  remote_.assign(peers_.size(), RemoteArena{});
   std::vector<std::string> problems;
   for (std::uint32_t r = 0; r < size_; ++r) {
     const bool expected = slot_[r] >= 0;
@@ -128,14 +118,19 @@ void World::connect(ctrl::Bootstrap& boot) {
   if (!problems.empty()) {
     throw RunError(fmt::format("rank {}: peer sets disagree: {}", rank_, fmt::join(problems, "; ")));
   }
-  for (std::size_t i = 0; i < peers_.size(); ++i) {
-    const auto& bytes = in[peers_[i]];
+  std::vector<verbs::Endpoint> remote;  // in QP order: peer by peer, lane by lane
+  remote.reserve(peers_.size() * lanes);
+  for (const auto p : peers_) {
     for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-      const verbs::Endpoint ep = ctrl::read_endpoint(
-          std::span(bytes).subspan(lane * ctrl::kEndpointWireBytes, ctrl::kEndpointWireBytes));
-      qps_[i * lanes + lane].connect(ep, cfg_);
-      if (lane == 0) remote_[i] = RemoteArena{ep.addr, ep.rkey, ep.length};
+      remote.push_back(ctrl::read_endpoint(
+          std::span(in[p]).subspan(lane * ctrl::kEndpointWireBytes, ctrl::kEndpointWireBytes)));
     }
+  }
+  bundle_.connect(remote);
+  remote_.clear();
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    const verbs::Endpoint& ep = remote[i * lanes];
+    remote_.push_back(RemoteArena{ep.addr, ep.rkey, ep.length});
   }
 }
 

@@ -1,5 +1,5 @@
-// PairLink: the verbs side of one pair of fabench-accept, at one end: `lanes` RC QPs to the
-// partner, one send CQ and one receive CQ, one registered arena laid out as
+// PairLink: the verbs side of one pair of fabench-accept, at one end: a verbs::Bundle of `lanes`
+// RC QPs to the partner, one send CQ and one receive CQ, one registered arena laid out as
 //
 //   [0, 8)          the latency slot the partner writes its ping (or pong) into
 //   [64, 128)       the source of our own ping/pong writes
@@ -15,10 +15,8 @@
 #include <vector>
 
 #include "fabench/harness/context.hpp"
-#include "fabench/verbs/cq.hpp"
+#include "fabench/verbs/bundle.hpp"
 #include "fabench/verbs/endpoint.hpp"
-#include "fabench/verbs/mr.hpp"
-#include "fabench/verbs/qp.hpp"
 #include "fabench/world/world.hpp"
 
 namespace fabench::acceptbench {
@@ -50,28 +48,24 @@ class PairLink {
   void connect(std::span<const verbs::Endpoint> remote);
 
   [[nodiscard]] const LinkOptions& options() const noexcept { return options_; }
-  [[nodiscard]] const verbs::QueuePair& qp(std::uint32_t lane) const noexcept { return qps_[lane]; }
-  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return send_cq_; }
-  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return recv_cq_; }
-  [[nodiscard]] const verbs::MemoryRegion& arena() const noexcept { return mr_; }
-  [[nodiscard]] std::uint64_t remote_addr() const noexcept { return remote_addr_; }
-  [[nodiscard]] std::uint32_t remote_rkey() const noexcept { return remote_rkey_; }
-  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return inline_threshold_; }
+  [[nodiscard]] const verbs::QueuePair& qp(std::uint32_t lane) const noexcept { return bundle_.qps()[lane]; }
+  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return bundle_.send_cq(); }
+  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return bundle_.recv_cq(); }
+  [[nodiscard]] const verbs::MemoryRegion& arena() const noexcept { return bundle_.mr(); }
+  // The partner's arena (lane 0's endpoint; 0 before connect()).
+  [[nodiscard]] std::uint64_t remote_addr() const noexcept { return remote_or_none().addr; }
+  [[nodiscard]] std::uint32_t remote_rkey() const noexcept { return remote_or_none().rkey; }
+  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return bundle_.inline_threshold(); }
   // Reposts one step receive on lane 0 (after one completed).
   void repost_step_receive();
 
  private:
-  const harness::Context& ctx_;
+  [[nodiscard]] verbs::Endpoint remote_or_none() const noexcept {
+    return bundle_.remote().empty() ? verbs::Endpoint{} : bundle_.remote().front();
+  }
+
   LinkOptions options_;
-  verbs::QpConfig cfg_;
-  std::uint32_t inline_threshold_ = 0;
-  verbs::CompletionQueue send_cq_;
-  verbs::CompletionQueue recv_cq_;
-  verbs::HostBuffer buffer_;
-  verbs::MemoryRegion mr_;
-  std::vector<verbs::QueuePair> qps_;
-  std::uint64_t remote_addr_ = 0;
-  std::uint32_t remote_rkey_ = 0;
+  verbs::Bundle bundle_;
 };
 
 }  // namespace fabench::acceptbench

@@ -1,27 +1,22 @@
-// Side owns the resources of one benchmark configuration on one end: CQs,
-// the registered buffer, the queue pairs (and UD address handles), built
-// from a TestSpec so both ends build the same thing. Members are declared
-// parents first, so children are destroyed first.
+// Side owns the resources of one benchmark configuration on one end: a
+// verbs::Bundle (CQs, the registered buffer, the queue pairs, UD address
+// handles, the peer's endpoints) built from a TestSpec so both ends build the
+// same thing, and what the engines carry from one run to the next.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fabench/base/error.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/pair/spec.hpp"
-#include "fabench/verbs/ah.hpp"
-#include "fabench/verbs/cm.hpp"
-#include "fabench/verbs/cq.hpp"
+#include "fabench/verbs/bundle.hpp"
 #include "fabench/verbs/device.hpp"
 #include "fabench/verbs/endpoint.hpp"
-#include "fabench/verbs/mr.hpp"
 #include "fabench/verbs/pd.hpp"
 #include "fabench/verbs/port.hpp"
-#include "fabench/verbs/qp.hpp"
 
 namespace fabench::ctrl {
 class Pulse;
@@ -50,20 +45,8 @@ struct SideOptions {
   friend bool operator==(const SideOptions&, const SideOptions&) = default;
 };
 
-// What rdma_cm (-R, cm_link.hpp) connected for a Side: the ids, each owning
-// its QP (in QP order), their event channel, what the provider granted each
-// QP, and on a UD client the route rdma_cm resolved to each server QP.
-struct CmConnection {
-  struct UdRoute {
-    ibv_ah_attr ah{};
-    std::uint32_t qpn = 0;
-    std::uint32_t qkey = 0;
-  };
-  std::unique_ptr<verbs::CmChannel> channel;  // declared first: destroyed after the ids
-  std::vector<verbs::CmId> ids;
-  std::vector<ibv_qp_cap> caps;
-  std::vector<std::optional<UdRoute>> routes;  // empty, or one per QP
-};
+// What rdma_cm (-R, cm_link.hpp) connected for a Side (verbs/bundle.hpp).
+using CmConnection = verbs::CmConnection;
 
 class Side {
  public:
@@ -73,11 +56,11 @@ class Side {
   Side(const harness::Context& ctx, const TestSpec& spec, const SideOptions& options = {});
 
   // rdma_cm: what each QP is created with (CQs, type, capacities).
-  [[nodiscard]] ibv_qp_init_attr cm_qp_attr() const noexcept;
+  [[nodiscard]] ibv_qp_init_attr cm_qp_attr() const noexcept { return bundle_.cm_qp_attr(); }
   [[nodiscard]] const harness::Context& context() const noexcept { return ctx_; }
   [[nodiscard]] const SideOptions& options() const noexcept { return options_; }
   // rdma_cm: takes the connected ids (one per QP, their QPs in RTS).
-  void adopt_cm(CmConnection cm);
+  void adopt_cm(CmConnection cm) { bundle_.adopt(std::move(cm)); }
 
   // One Endpoint per QP: qpn/psn/gid plus this QP's region of the buffer.
   [[nodiscard]] std::vector<verbs::Endpoint> endpoints() const;
@@ -85,21 +68,22 @@ class Side {
   void connect(const std::vector<verbs::Endpoint>& remote);
 
   [[nodiscard]] const TestSpec& spec() const noexcept { return spec_; }
-  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return send_cq_; }
-  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return recv_cq_; }
+  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return bundle_.send_cq(); }
+  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return bundle_.recv_cq(); }
   // The registration that covers QP q's region: one for the whole buffer, or
   // one per QP (SideOptions::mr_per_qp).
-  [[nodiscard]] const verbs::MemoryRegion& mr(std::uint32_t q) const noexcept { return mrs_[mrs_.size() == 1 ? 0 : q]; }
-  [[nodiscard]] std::size_t memory_regions() const noexcept { return mrs_.size(); }
+  [[nodiscard]] const verbs::MemoryRegion& mr(std::uint32_t q) const noexcept { return bundle_.mr(q); }
+  [[nodiscard]] std::size_t memory_regions() const noexcept { return bundle_.memory_regions(); }
   // A scatter/gather entry for `bytes` at `at`, inside QP q's region.
   [[nodiscard]] ibv_sge sge(std::uint32_t q, const std::byte* at, std::uint32_t bytes) const noexcept {
     const verbs::MemoryRegion& m = mr(q);
     return m.sge(static_cast<std::size_t>(at - m.data()), bytes);
   }
-  [[nodiscard]] const std::vector<verbs::QueuePair>& qps() const noexcept { return qps_; }
-  [[nodiscard]] const std::vector<verbs::AddressHandle>& ahs() const noexcept { return ahs_; }
-  [[nodiscard]] const std::vector<verbs::Endpoint>& remote() const noexcept { return remote_; }
-  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return inline_threshold_; }
+  [[nodiscard]] const std::vector<verbs::QueuePair>& qps() const noexcept { return bundle_.qps(); }
+  [[nodiscard]] const std::vector<verbs::AddressHandle>& ahs() const noexcept { return bundle_.ahs(); }
+  [[nodiscard]] const std::vector<verbs::Endpoint>& remote() const noexcept { return bundle_.remote(); }
+  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return bundle_.inline_threshold(); }
+  [[nodiscard]] const verbs::Bundle& bundle() const noexcept { return bundle_; }
 
   // What the engines carry from one run to the next on this Side.
   struct RunState {
@@ -124,30 +108,18 @@ class Side {
   [[nodiscard]] std::byte* atomic_result(std::uint32_t q) const noexcept { return atomic_target(q) + 8; }
   [[nodiscard]] std::uint64_t addr(const std::byte* p) const noexcept { return reinterpret_cast<std::uintptr_t>(p); }
   // The peer's rx slot and atomic target of QP q.
-  [[nodiscard]] std::uint64_t remote_rx(std::uint32_t q) const noexcept { return remote_[q].addr + spec_.slot_bytes(); }
+  [[nodiscard]] std::uint64_t remote_rx(std::uint32_t q) const noexcept { return remote()[q].addr + spec_.slot_bytes(); }
   [[nodiscard]] std::uint64_t remote_atomic(std::uint32_t q) const noexcept {
-    return remote_[q].addr + 2 * spec_.slot_bytes();
+    return remote()[q].addr + 2 * spec_.slot_bytes();
   }
 
  private:
-  [[nodiscard]] std::byte* region(std::uint32_t q) const noexcept {
-    return buffer_.data() + static_cast<std::size_t>(q) * spec_.region_bytes();
-  }
+  [[nodiscard]] std::byte* region(std::uint32_t q) const noexcept { return bundle_.region(q); }
 
   const harness::Context& ctx_;
   TestSpec spec_;
   SideOptions options_;
-  verbs::QpConfig cfg_;
-  verbs::QpCaps caps_;
-  std::uint32_t inline_threshold_ = 0;
-  verbs::CompletionQueue send_cq_;
-  verbs::CompletionQueue recv_cq_;
-  verbs::HostBuffer buffer_;
-  std::vector<verbs::MemoryRegion> mrs_;
-  CmConnection cm_;  // rdma_cm only; owns the QPs qps_ borrows, so declared before them
-  std::vector<verbs::QueuePair> qps_;
-  std::vector<verbs::AddressHandle> ahs_;
-  std::vector<verbs::Endpoint> remote_;
+  verbs::Bundle bundle_;
   RunState run_state_;
 };
 

@@ -1,11 +1,8 @@
-// World: the verbs side of N ranks. Each rank owns one registered arena (its
-// buffers, same layout on every rank), one send CQ and one receive CQ shared by
-// all its queue pairs, and one RC QP per peer in a chosen peer set (ring
-// neighbours, halving-doubling partners, all others). Endpoints are exchanged
-// through Bootstrap::route(), so rank j receives only the endpoints meant for j.
-//
-// Members are declared parents first (CQs and arena before QPs), so children
-// are destroyed first.
+// World: the verbs side of N ranks. Each rank owns a verbs::Bundle: one registered arena
+// (its buffers, same layout on every rank), one send CQ and one receive CQ shared by all its
+// queue pairs, and `lanes` RC QPs per peer in a chosen peer set (ring neighbours,
+// halving-doubling partners, all others), in peer order. Endpoints are exchanged through
+// Bootstrap::route(), so rank j receives only the endpoints meant for j.
 #pragma once
 
 #include <chrono>
@@ -16,9 +13,7 @@
 
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/harness/context.hpp"
-#include "fabench/verbs/cq.hpp"
-#include "fabench/verbs/mr.hpp"
-#include "fabench/verbs/qp.hpp"
+#include "fabench/verbs/bundle.hpp"
 
 namespace fabench::world {
 
@@ -73,18 +68,18 @@ class World {
   [[nodiscard]] bool has_peer(std::uint32_t peer) const noexcept { return slot_[peer] >= 0; }
   // The QP to `peer` (must be in peers()) on lane `lane` (< qps_per_peer).
   [[nodiscard]] const verbs::QueuePair& qp(std::uint32_t peer, std::uint32_t lane = 0) const noexcept {
-    return qps_[static_cast<std::size_t>(slot_[peer]) * options_.qps_per_peer + lane];
+    return bundle_.qps()[static_cast<std::size_t>(slot_[peer]) * options_.qps_per_peer + lane];
   }
   [[nodiscard]] std::uint32_t lanes() const noexcept { return options_.qps_per_peer; }
-  [[nodiscard]] std::uint32_t max_send_sge() const noexcept { return max_send_sge_; }
+  [[nodiscard]] std::uint32_t max_send_sge() const noexcept { return bundle_.max_send_sge(); }
   [[nodiscard]] const RemoteArena& remote(std::uint32_t peer) const noexcept {
     return remote_[static_cast<std::size_t>(slot_[peer])];
   }
-  [[nodiscard]] const verbs::MemoryRegion& arena() const noexcept { return mr_; }
-  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return send_cq_; }
-  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return recv_cq_; }
+  [[nodiscard]] const verbs::MemoryRegion& arena() const noexcept { return bundle_.mr(); }
+  [[nodiscard]] const verbs::CompletionQueue& send_cq() const noexcept { return bundle_.send_cq(); }
+  [[nodiscard]] const verbs::CompletionQueue& recv_cq() const noexcept { return bundle_.recv_cq(); }
   [[nodiscard]] const WorldOptions& options() const noexcept { return options_; }
-  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return inline_threshold_; }
+  [[nodiscard]] std::uint32_t inline_threshold() const noexcept { return bundle_.inline_threshold(); }
 
  private:
   void connect(ctrl::Bootstrap& boot);
@@ -95,15 +90,8 @@ class World {
   WorldOptions options_;
   std::vector<std::uint32_t> peers_;
   std::vector<int> slot_;  // by rank: index into qps_/remote_, -1 when not a peer
-  verbs::QpConfig cfg_;
-  std::uint32_t inline_threshold_ = 0;
-  std::uint32_t max_send_sge_ = 1;
-  verbs::CompletionQueue send_cq_;
-  verbs::CompletionQueue recv_cq_;
-  verbs::HostBuffer buffer_;
-  verbs::MemoryRegion mr_;
-  std::vector<verbs::QueuePair> qps_;
-  std::vector<RemoteArena> remote_;
+  verbs::Bundle bundle_;
+  std::vector<RemoteArena> remote_;  // lane 0's endpoint of each peer, in peer order
 };
 
 }  // namespace fabench::world
