@@ -14,31 +14,33 @@
 
 namespace fabench::pair {
 
-std::string check_device_limits(const harness::Context& ctx, const TestSpec& spec) {
+std::optional<UserError> check_device_limits(const harness::Context& ctx, const TestSpec& spec) {
   const auto& a = ctx.attributes();
   const auto& port = ctx.port();
-  if (const auto bad = validate(spec); !bad.empty()) return bad;
+  if (const auto bad = validate(spec); !bad.empty()) return UserError(bad);
   if (spec.msg_bytes > port.max_msg_sz) {
-    return fmt::format("message size {} B exceeds {} port {}'s max_msg_sz {} B", spec.msg_bytes, ctx.device().name(),
-                       port.port_num, port.max_msg_sz);
+    return UserError(fmt::format("message size {} B exceeds {} port {}'s max_msg_sz {} B", spec.msg_bytes,
+                                 ctx.device().name(), port.port_num, port.max_msg_sz));
   }
   const std::uint32_t mtu = spec.mtu_bytes != 0 ? std::min(spec.mtu_bytes, port.active_mtu_bytes)
                                                 : port.active_mtu_bytes;
   if (spec.transport == IBV_QPT_UD && spec.msg_bytes > mtu) {
-    return fmt::format("UD messages must fit in one MTU: {} B > {} B on {}", spec.msg_bytes, mtu, ctx.device().name());
+    return UserError(
+        fmt::format("UD messages must fit in one MTU: {} B > {} B on {}", spec.msg_bytes, mtu, ctx.device().name()));
   }
   if (is_atomic(spec.op) && a.atomic_cap == IBV_ATOMIC_NONE) {
-    return fmt::format("{} does not support atomics (atomic_cap NONE)", ctx.device().name());
+    return UserError(fmt::format("{} does not support atomics (atomic_cap NONE)", ctx.device().name()));
   }
   if (spec.tx_depth > static_cast<std::uint32_t>(a.max_qp_wr) ||
       spec.rx_depth > static_cast<std::uint32_t>(a.max_qp_wr)) {
-    return fmt::format("queue depth (-t {} / rx {}) exceeds {}'s max_qp_wr {}", spec.tx_depth, spec.rx_depth,
-                       ctx.device().name(), a.max_qp_wr);
+    return UserError(fmt::format("queue depth (-t {} / rx {}) exceeds {}'s max_qp_wr {}", spec.tx_depth, spec.rx_depth,
+                                 ctx.device().name(), a.max_qp_wr));
   }
   if (spec.inline_bytes > 0 &&
       static_cast<std::uint32_t>(spec.inline_bytes) > ctx.device().max_inline_data(spec.transport)) {
-    return fmt::format("-I {} exceeds {}'s max inline data {} B for {}", spec.inline_bytes, ctx.device().name(),
-                       ctx.device().max_inline_data(spec.transport), transport_name(spec.transport));
+    return UserError(fmt::format("-I {} exceeds {}'s max inline data {} B for {}", spec.inline_bytes,
+                                 ctx.device().name(), ctx.device().max_inline_data(spec.transport),
+                                 transport_name(spec.transport)));
   }
   return harness::check_path_mtu("-m", spec.mtu_bytes);
 }
