@@ -24,7 +24,8 @@ usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS]
   --build DIR       fabench build directory (default build/perf)
-  --n1 N --n2 N     total messages of the two runs (default 2000, 12000; 1000, 5000 with --lat)
+  --n1 N --n2 N     total messages of the two runs (default 2000, 12000; 2048, 12288 with
+                    --rate, whose runs need multiples of 32; 1000, 5000 with --lat)
   --rate            also the message-rate configuration (-s 8 -q 4 -l 8 -Q 8)
   --lat             the latency clients instead of the bandwidth ones: ud_send_lat_2,
                     send_lat_4K and atomic_cswap_lat (default --n1 1000 --n2 5000)
@@ -49,9 +50,11 @@ while (($#)); do
   esac
   shift
 done
-if ((lat)); then n1=${n1:-1000} n2=${n2:-5000}; else n1=${n1:-2000} n2=${n2:-12000}; fi
+if ((lat)); then n1=${n1:-1000} n2=${n2:-5000}; elif ((rate)); then n1=${n1:-2048} n2=${n2:-12288}; else n1=${n1:-2000} n2=${n2:-12000}; fi
 [[ $n1 =~ ^[1-9][0-9]*$ && $n2 =~ ^[1-9][0-9]*$ ]] || die "--n1 and --n2 must be positive integers"
 ((n2 > n1)) || die "--n2 must exceed --n1"
+# --rate's perftest run takes -n per QP, a multiple of its post list: 4 QPs x 8.
+((!rate || (n1 % 32 == 0 && n2 % 32 == 0))) || die "--rate needs --n1 and --n2 multiples of 32 (4 QPs x post list 8)"
 . "$here/common.sh"   # wait_listen, testbed_devices, lat_test_args
 testbed_devices "--build $build"
 BW=$build/bench/fabench-bw LAT=$build/bench/fabench-lat
