@@ -29,13 +29,15 @@ Usage: bench/compare/$prog [OPTIONS]
   --rate            also the message-rate configuration (-s 8 -q 4 -l 8 -Q 8)
   --lat             the latency clients instead of the bandwidth ones: ud_send_lat_2,
                     send_lat_4K and atomic_cswap_lat (default --n1 1000 --n2 5000)
+  --only NAME       only the configuration NAME (bw8, rate8 with --rate; ud_send_lat_2,
+                    send_lat_4K or atomic_cswap_lat with --lat)
   --out DIR         callgrind files and the table (default \$FABENCH_OUT/callgrind, else a temp dir)
   --run-timeout S   limit of every run (default 900)
 EOF
 }
 die() { echo "$prog: error: $*" >&2; exit 2; }
 
-build=build/perf n1="" n2="" rate=0 lat=0 out="" run_timeout=900
+build=build/perf n1="" n2="" rate=0 lat=0 out="" run_timeout=900 only=""
 while (($#)); do
   case "$1" in
     --build) build=${2:?}; shift ;;
@@ -43,6 +45,7 @@ while (($#)); do
     --n2) n2=${2:?}; shift ;;
     --rate) rate=1 ;;
     --lat) lat=1 ;;
+    --only) only=${2:?}; shift ;;
     --out) out=${2:?}; shift ;;
     --run-timeout) run_timeout=${2:?}; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -121,9 +124,13 @@ else
   configs=("bw8|1|ib_write_bw|-s 8 -q 1 -l 1 -t 128 -Q 100|-I 0 -s 8 -q 1 -l 1 -t 128 -Q 100")
   ((rate)) && configs+=("rate8|4|ib_write_bw|-s 8 -q 4 -l 8 -t 128 -Q 8|-I 0 -s 8 -q 4 -l 8 -t 128 -Q 8")
 fi
+if [[ -n $only ]]; then
+  printf '%s\n' "${configs[@]}" | cut -d'|' -f1 | grep -qx -- "$only" || die "--only $only: no such configuration"
+fi
 : >"$out/runs.txt"
 for c in "${configs[@]}"; do
   IFS='|' read -r name qps tool pt_args fb_args <<<"$c"
+  [[ -z $only || $name == "$only" ]] || continue
   for n in "$n1" "$n2"; do
     # shellcheck disable=SC2086
     run_pt "$name.perftest.$n" "$n" "$qps" "$tool" $pt_args

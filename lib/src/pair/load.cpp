@@ -145,16 +145,20 @@ LoadSpec parse_load_spec(std::string_view text) {
 
 namespace {
 
-// The load's QPs wait at least 4.096 us x 2^kLoadQpTimeout (4.3 s) for an ACK
-// before they retransmit, whatever -u gives the latency QP: a load keeps a
-// window of up to ~4 MiB per QP in flight, which a slow link (the test bed's
-// ~0.05 GB/s, shared by both directions and the latency traffic) takes longer
-// to drain than perftest's 67 ms (-u 14). Its requester then times out with
-// the window still queued, resends it from the oldest unacknowledged packet
-// (go-back-N), and after 7 timeouts in a row fails the QP (transport retry
-// counter exceeded). The N-rank binaries' default for the same reason:
-// world::kDefaultQpTimeout. -u 0 (no timeout) is kept.
-constexpr unsigned kLoadQpTimeout = 20;
+// The load's QPs wait at least 4.096 us x 2^kLoadQpTimeout (1.07 s) for an
+// ACK before they retransmit, whatever -u gives the latency QP. A load keeps
+// up to ~4 MiB per QP in flight, longer to drain on a slow link (the test
+// bed's ~0.05 GB/s, shared by both directions and the latency traffic) than
+// perftest's 67 ms (-u 14), and a starved emulated guest goes longer than that
+// without running its ACKs. Retransmissions that fire that early are
+// spurious: rxe can answer a duplicate with a NAK (remote invalid request),
+// which moves the responding QP to the error state, so the end that streams
+// both ways sees its own WRs flushed; else 7 timeouts in a row exhaust the
+// retry count. Not longer: a lost last packet (nothing follows it to draw a
+// sequence NAK) waits out one timeout, and a latency loop of 2000 round trips
+// must not be spent inside it (test/rxe/bench_lat_load.sh). -u 0 (no
+// timeout) is kept; -u above 18 too.
+constexpr unsigned kLoadQpTimeout = 18;
 
 SideOptions load_side_options(SideOptions o) {
   if (o.qp_timeout != 0) o.qp_timeout = std::max(o.qp_timeout, kLoadQpTimeout);
