@@ -24,17 +24,20 @@ usage() {
   cat <<EOF
 Usage: bench/compare/$prog [OPTIONS]
   --build DIR       fabench build directory (default build/perf)
-  --n1 N --n2 N     total messages of the two runs (default 2000, 12000; 1000, 5000 with --lat)
+  --n1 N --n2 N     total messages of the two runs (default 2000, 12000; 2048, 12288 with
+                    --rate, whose runs need multiples of 32; 1000, 5000 with --lat)
   --rate            also the message-rate configuration (-s 8 -q 4 -l 8 -Q 8)
   --lat             the latency clients instead of the bandwidth ones: ud_send_lat_2,
                     send_lat_4K and atomic_cswap_lat (default --n1 1000 --n2 5000)
+  --only NAME       only the configuration NAME (bw8, rate8 with --rate; ud_send_lat_2,
+                    send_lat_4K or atomic_cswap_lat with --lat)
   --out DIR         callgrind files and the table (default \$FABENCH_OUT/callgrind, else a temp dir)
   --run-timeout S   limit of every run (default 900)
 EOF
 }
 die() { echo "$prog: error: $*" >&2; exit 2; }
 
-build=build/perf n1="" n2="" rate=0 lat=0 out="" run_timeout=900
+build=build/perf n1="" n2="" rate=0 lat=0 out="" run_timeout=900 only=""
 while (($#)); do
   case "$1" in
     --build) build=${2:?}; shift ;;
@@ -42,6 +45,7 @@ while (($#)); do
     --n2) n2=${2:?}; shift ;;
     --rate) rate=1 ;;
     --lat) lat=1 ;;
+    --only) only=${2:?}; shift ;;
     --out) out=${2:?}; shift ;;
     --run-timeout) run_timeout=${2:?}; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -49,9 +53,11 @@ while (($#)); do
   esac
   shift
 done
-if ((lat)); then n1=${n1:-1000} n2=${n2:-5000}; else n1=${n1:-2000} n2=${n2:-12000}; fi
+if ((lat)); then n1=${n1:-1000} n2=${n2:-5000}; elif ((rate)); then n1=${n1:-2048} n2=${n2:-12288}; else n1=${n1:-2000} n2=${n2:-12000}; fi
 [[ $n1 =~ ^[1-9][0-9]*$ && $n2 =~ ^[1-9][0-9]*$ ]] || die "--n1 and --n2 must be positive integers"
 ((n2 > n1)) || die "--n2 must exceed --n1"
+# --rate's perftest run takes -n per QP, a multiple of its post list: 4 QPs x 8.
+((!rate || (n1 % 32 == 0 && n2 % 32 == 0))) || die "--rate needs --n1 and --n2 multiples of 32 (4 QPs x post list 8)"
 . "$here/common.sh"   # wait_listen, testbed_devices, lat_test_args
 testbed_devices "--build $build"
 BW=$build/bench/fabench-bw LAT=$build/bench/fabench-lat
@@ -118,9 +124,13 @@ else
   configs=("bw8|1|ib_write_bw|-s 8 -q 1 -l 1 -t 128 -Q 100|-I 0 -s 8 -q 1 -l 1 -t 128 -Q 100")
   ((rate)) && configs+=("rate8|4|ib_write_bw|-s 8 -q 4 -l 8 -t 128 -Q 8|-I 0 -s 8 -q 4 -l 8 -t 128 -Q 8")
 fi
+if [[ -n $only ]]; then
+  printf '%s\n' "${configs[@]}" | cut -d'|' -f1 | grep -qx -- "$only" || die "--only $only: no such configuration"
+fi
 : >"$out/runs.txt"
 for c in "${configs[@]}"; do
   IFS='|' read -r name qps tool pt_args fb_args <<<"$c"
+  [[ -z $only || $name == "$only" ]] || continue
   for n in "$n1" "$n2"; do
     # shellcheck disable=SC2086
     run_pt "$name.perftest.$n" "$n" "$qps" "$tool" $pt_args

@@ -133,22 +133,42 @@ bool Executor::wait_step(T& t, world::Waiter& waiter, unsigned p, std::size_t k,
       r.error = fmt::format("stopped at step {} of {} in call {}", k + 1, schedule_.num_steps(), call + 1);
       return false;
     }
-    r.error = fmt::format("no progress for {} s at step {} of {} in call {}: {}", watch.stall.count() / 1000, k + 1,
-                          schedule_.num_steps(), call + 1, t.waiting_for(p, k));
-    // A write completes only when all of it has landed: on a slow link, large writes sharing
-    // it can each take longer than the stall limit while every byte moves.
-    const auto writes = schedule_.step(k).writes;
-    std::uint64_t largest = 0;
-    for (const auto& w : writes) largest = std::max(largest, w.bytes);
-    if (largest >= (std::uint64_t{1} << 20)) {
-      r.error += fmt::format(
-          " ({} writes of up to {} MiB in this step: if the link needs longer than {} s for them, raise --timeout)",
-          writes.size(), largest >> 20, watch.stall.count() / 1000);
-    }
+    r.error = stall_error(k, call, watch, t.waiting_for(p, k));
     return false;
   }
 }
 
+std::string Executor::stall_error(std::size_t k, std::uint64_t call, const Watch& watch,
+                                  const std::string& waiting_for) const {
+  std::string error = fmt::format("no progress for {} s at step {} of {} in call {}: {}", watch.stall.count() / 1000,
+                                  k + 1, schedule_.num_steps(), call + 1, waiting_for);
+  // A write completes only when all of it has landed: on a slow link, large writes sharing
+  // it can each take longer than the stall limit while every byte moves.
+  const auto writes = schedule_.step(k).writes;
+  std::uint64_t largest = 0;
+  for (const auto& w : writes) largest = std::max(largest, w.bytes);
+  if (largest >= (std::uint64_t{1} << 20)) {
+    error += fmt::format(
+        " ({} writes of up to {} MiB in this step: if the link needs longer than {} s for them, raise --timeout)",
+        writes.size(), largest >> 20, watch.stall.count() / 1000);
+  }
+  return error;
+}
+
+// The post step: step k's writes, [w, w_end) of the schedule's, for parity p; false (r filled)
+// when one fails.
+template <class T>
+bool Executor::post_step(T& t, std::size_t w, std::size_t w_end, unsigned p, ExecResult& r) noexcept {
+  for (; w < w_end; ++w) {
+    if (t.post(w, p, r.error) != 0) [[unlikely]] {
+      r.ok = false;
+      return false;
+    }
+  }
+  return true;
+}
+
+// One call after another; per step: post its writes, then wait for it, running its ops.
 template <class T>
 ExecResult Executor::run_on(T& t, std::uint64_t calls, const Watch& watch) {
   ExecResult r;
@@ -161,12 +181,8 @@ ExecResult Executor::run_on(T& t, std::uint64_t calls, const Watch& watch) {
     std::size_t op = 0;
     for (std::size_t k = 0; k < schedule_.num_steps(); ++k) {
       const auto step = schedule_.step(k);
-      for (std::size_t i = 0; i < step.writes.size(); ++i, ++w) {
-        if (t.post(w, p, r.error) != 0) [[unlikely]] {
-          r.ok = false;
-          return r;
-        }
-      }
+      if (!post_step(t, w, w + step.writes.size(), p, r)) return r;
+      w += step.writes.size();
       const std::size_t op_end = op + step.ops.size();
       if (!wait_step(t, waiter, p, k, c, watch, r, options_.compute ? op : op_end, op_end, ops_ns)) return r;
       t.consume(p, k);

@@ -9,6 +9,7 @@
 #include "engine_util.hpp"
 #include "fabench/harness/clock.hpp"
 #include "fabench/harness/loop.hpp"
+#include "fabench/harness/steps.hpp"
 #include "fabench/verbs/error.hpp"
 
 namespace fabench::pair {
@@ -24,12 +25,15 @@ RunResult fail(std::string text) {
   return r;
 }
 
-RunResult completion_failure(const Side& side, const ibv_wc& wc) {
+RunResult completion_failure(const Side& side, const ibv_wc& failed) {
+  // A flush only says that its QP is in the error state: its first failure is reported.
+  ibv_wc wc = harness::first_failure(side.send_cq(), failed);
+  if (wc.status == IBV_WC_WR_FLUSH_ERR) wc = harness::first_failure(side.recv_cq(), failed);
   std::string qp = fmt::format("qp 0x{:x}", wc.qp_num);
   for (const auto& q : side.qps()) {
     if (q.qpn() == wc.qp_num) qp = q.describe();
   }
-  return fail(verbs::completion_error(wc, qp).what());
+  return fail(harness::failure_text(wc, qp));
 }
 
 RunResult stall_failure(const Watchdog& w, const RunLimits& limits, std::string_view waiting_for, std::uint64_t done,

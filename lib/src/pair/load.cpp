@@ -12,6 +12,7 @@
 #include "fabench/base/error.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/harness/loop.hpp"
+#include "fabench/harness/steps.hpp"
 #include "fabench/verbs/error.hpp"
 
 namespace fabench::pair {
@@ -22,7 +23,6 @@ using harness::now_ns;
 using harness::UsageError;
 
 using harness::kPollBatch;
-using harness::kSignaled;
 // What a paced load saves while held up, at least one message: a sleep that
 // overslept (a coarse timer, a busy CPU: several ms in an emulated guest) is
 // caught up within this much, so the offered rate holds on average. The send
@@ -144,8 +144,34 @@ LoadSpec parse_load_spec(std::string_view text) {
 
 // ------------------------------------------------------------- the stream --
 
+namespace {
+
+// The load's QPs wait at least 4.096 us x 2^kLoadQpTimeout (1.07 s) for an
+// ACK before they retransmit, whatever -u gives the latency QP. A load keeps
+// up to ~4 MiB per QP in flight, longer to drain on a slow link (the test
+// bed's ~0.05 GB/s, shared by both directions and the latency traffic) than
+// perftest's 67 ms (-u 14), and a starved emulated guest goes longer than that
+// without running its ACKs. Retransmissions that fire that early are
+// spurious: rxe can answer a duplicate with a NAK (remote invalid request),
+// which moves the responding QP to the error state, so the end that streams
+// both ways sees its own WRs flushed; else 7 timeouts in a row exhaust the
+// retry count. Not longer: a lost last packet (nothing follows it to draw a
+// sequence NAK) waits out one timeout, and a latency loop of 2000 round trips
+// must not be spent inside it (test/rxe/bench_lat_load.sh). -u 0 (no
+// timeout) is kept; -u above 18 too.
+constexpr unsigned kLoadQpTimeout = 18;
+
+SideOptions load_side_options(SideOptions o) {
+  if (o.qp_timeout != 0) o.qp_timeout = std::max(o.qp_timeout, kLoadQpTimeout);
+  return o;
+}
+
+}  // namespace
+
 LoadStream::LoadStream(const harness::Context& ctx, const TestSpec& latency, const SideOptions& options, Role role)
-    : side_(ctx, load_stream_spec(latency), options), load_(latency.load.value_or(LoadSpec{})), role_(role) {
+    : side_(ctx, load_stream_spec(latency), load_side_options(options)),
+      load_(latency.load.value_or(LoadSpec{})),
+      role_(role) {
   side_.fill_pattern(role == Role::kLeader ? kLeaderSeed : kFollowerSeed);
 }
 
@@ -181,153 +207,157 @@ LoadResult LoadStream::stop() {
 // A load streams on all its QPs.
 std::uint64_t LoadStream::check_payload() const { return pair::check_payload(side_, role_, ~0ULL); }
 
-// The streaming loop: per QP one prebuilt WR (one SGE); only send_flags and
-// the wr_id of signalled WRs change. A WR is signalled every cq_mod on its
-// QP; its wr_id packs (qp << 32) | WRs it retires. The window per QP never
-// exceeds tx_depth (cq_mod <= tx_depth / 4, so a full window holds a
-// signalled WR). On stop, each QP's unsignalled tail is retired by one more
-// signalled WR, and everything in flight is reaped, so the next run starts
-// on empty queues.
-void LoadStream::stream(const std::stop_token& stop, std::chrono::milliseconds stall) noexcept {
-  const TestSpec& spec = side_.spec();
-  const auto nq = static_cast<std::uint32_t>(side_.qps().size());
-  const auto msg = static_cast<std::uint32_t>(spec.msg_bytes);
-  const bool write = spec.op == Op::kWrite;
-  const std::uint32_t base_flags = (write && msg <= side_.inline_threshold())
-                                       ? static_cast<std::uint32_t>(IBV_SEND_INLINE)
-                                       : 0U;
-  std::array<ibv_sge, kMaxLoadQps> sges{};
-  std::array<ibv_send_wr, kMaxLoadQps> wrs{};
-  std::array<std::uint64_t, kMaxLoadQps> posted{}, completed{}, last_signal{};
-  for (std::uint32_t q = 0; q < nq; ++q) {
-    const std::byte* local = write ? side_.tx(q) : side_.rx(q);
-    sges[q] = side_.sge(q, local, msg);
-    wrs[q].opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-    wrs[q].sg_list = &sges[q];
-    wrs[q].num_sge = 1;
-    wrs[q].wr.rdma.remote_addr = write ? side_.remote_rx(q) : side_.remote()[q].addr;
-    wrs[q].wr.rdma.rkey = side_.remote()[q].rkey;
-  }
-  const bool paced = load_.rate_bps != 0;
-  const std::uint64_t burst = std::max<std::uint64_t>(msg, load_.rate_bps * kBurstNs / 8'000'000'000ULL);
-  TokenBucket bucket(paced ? load_.rate_bps : 1, burst, now_ns());
-  std::array<ibv_wc, kPollBatch> wcs{};
-  std::uint64_t posted_total = 0;
-  std::uint64_t completed_total = 0;
-  harness::Watchdog w(stall);
-  const char* failed = nullptr;  // what went wrong (the text is built after the loop)
-  int post_rc = 0;
-  std::uint32_t post_q = 0;
-  ibv_wc bad_wc{};
-
-  const auto post = [&](std::uint32_t q, bool force_signal) -> bool {
-    const std::uint64_t seq = posted[q] + 1;
-    const bool signaled = force_signal || seq % spec.cq_mod == 0;
-    wrs[q].send_flags = base_flags | (signaled ? kSignaled : 0U);
-    if (signaled) {
-      wrs[q].wr_id = (static_cast<std::uint64_t>(q) << 32) | (seq - last_signal[q]);
-      last_signal[q] = seq;
+// The streaming loop's state and steps. Per QP one prebuilt WR (one SGE);
+// only send_flags and the wr_id of signalled WRs change. A WR is signalled
+// every cq_mod on its QP; its wr_id packs (qp << 32) | WRs it retires
+// (harness::flag_stream_wr). The window per QP never exceeds tx_depth
+// (cq_mod <= tx_depth / 4, so a full window holds a signalled WR). On stop,
+// each QP's unsignalled tail is retired by one more signalled WR, and
+// everything in flight is reaped, so the next run starts on empty queues.
+struct LoadStream::Run {
+  Run(const Side& s, std::chrono::milliseconds stall, std::atomic<std::uint64_t>& bytes,
+      std::atomic<bool>& flowing_flag)
+      : side(s), spec(s.spec()), msg(static_cast<std::uint32_t>(spec.msg_bytes)), w(stall), bytes_done(bytes),
+        flowing(flowing_flag) {
+    const bool write = spec.op == Op::kWrite;
+    base_flags = (write && msg <= side.inline_threshold()) ? static_cast<std::uint32_t>(IBV_SEND_INLINE) : 0U;
+    for (std::uint32_t q = 0; q < side.qps().size(); ++q) {
+      sges[q] = side.sge(q, write ? side.tx(q) : side.rx(q), msg);
+      wrs[q].opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+      wrs[q].sg_list = &sges[q];
+      wrs[q].num_sge = 1;
+      wrs[q].wr.rdma.remote_addr = write ? side.remote_rx(q) : side.remote()[q].addr;
+      wrs[q].wr.rdma.rkey = side.remote()[q].rkey;
     }
-    post_rc = side_.qps()[q].post_send(wrs[q]);
+  }
+  [[nodiscard]] std::uint64_t in_flight() const noexcept { return posted_total - completed_total; }
+  [[nodiscard]] std::uint64_t progress() const noexcept { return posted_total + completed_total; }
+
+  // Posts QP q's next WR (signalled every cq_mod, or when forced); false on a failure (recorded).
+  bool post(std::uint32_t q, bool force_signal) noexcept {
+    const std::uint64_t seq = qps[q].posted + 1;
+    harness::flag_stream_wr(wrs[q], base_flags, force_signal || seq % spec.cq_mod == 0, q, seq, qps[q]);
+    post_rc = side.qps()[q].post_send(wrs[q]);
     if (post_rc != 0) [[unlikely]] {
       failed = "post";
       post_q = q;
       return false;
     }
-    ++posted[q];
+    ++qps[q].posted;
     ++posted_total;
     return true;
-  };
-  // Polls one batch; -1 on a failure (recorded), else the completions seen.
-  const auto reap = [&]() -> int {
-    const int n = side_.send_cq().poll(wcs);
-    if (n < 0) [[unlikely]] {
-      failed = "poll";
-      return -1;
-    }
-    for (int k = 0; k < n; ++k) {
-      const ibv_wc& wc = wcs[static_cast<std::size_t>(k)];
-      if (wc.status != IBV_WC_SUCCESS) [[unlikely]] {
-        bad_wc = wc;
-        failed = "completion";
-        return -1;
-      }
-      const auto q = static_cast<std::uint32_t>(wc.wr_id >> 32);
-      const std::uint64_t covered = wc.wr_id & 0xffffffffULL;
-      completed[q] += covered;
-      completed_total += covered;
-    }
-    if (n > 0) {
-      bytes_done_.store(completed_total * msg, std::memory_order_relaxed);
-      flowing_.store(true, std::memory_order_release);
-    }
-    return n;
-  };
-  const auto in_flight = [&] { return posted_total - completed_total; };
-
-  while (!stop.stop_requested() && failed == nullptr) {
+  }
+  // Post step: fills every QP's window, as far as the token bucket allows.
+  bool fill_windows(TokenBucket* bucket, std::uint64_t t) noexcept {
     bool busy = false;
-    const std::uint64_t t = paced ? now_ns() : 0;
-    for (std::uint32_t q = 0; q < nq && failed == nullptr; ++q) {
-      while (posted[q] - completed[q] < spec.tx_depth && (!paced || bucket.take(msg, t))) {
+    for (std::uint32_t q = 0; q < side.qps().size() && failed == nullptr; ++q) {
+      while (qps[q].posted - qps[q].completed < spec.tx_depth && (bucket == nullptr || bucket->take(msg, t))) {
         if (!post(q, false)) break;
         busy = true;
       }
     }
-    const int n = reap();
-    if (n != 0) busy = true;
+    return busy;
+  }
+  // Reap step: one batch; -1 on a failure (recorded, the failed completion in bad_wc).
+  int reap() noexcept {
+    const int n = harness::reap_stream(side.send_cq(), wcs, qps.data(), completed_total);
+    if (n < 0) [[unlikely]] {
+      bad_wc = wcs[0];
+      failed = bad_wc.status == IBV_WC_SUCCESS ? "poll" : "completion";
+      return -1;
+    }
+    if (n > 0) {
+      bytes_done.store(completed_total * msg, std::memory_order_relaxed);
+      flowing.store(true, std::memory_order_release);
+    }
+    return n;
+  }
+  // Reaps until `done()`, the stall or a failure.
+  template <typename Done>
+  void reap_until(Done done) noexcept {
+    while (failed == nullptr && !done()) {
+      if (reap() == 0 && w.stalled(progress())) failed = "stall";
+    }
+  }
+  // After a stop: retire every QP's unsignalled tail, then reap all in flight.
+  void drain() noexcept {
+    for (std::uint32_t q = 0; q < side.qps().size() && failed == nullptr; ++q) {
+      if (qps[q].posted == qps[q].last_signal) continue;
+      reap_until([&] { return qps[q].posted - qps[q].completed < spec.tx_depth; });
+      if (failed == nullptr) static_cast<void>(post(q, true));
+    }
+    reap_until([&] { return in_flight() == 0; });
+  }
+
+  const Side& side;
+  const TestSpec& spec;
+  const std::uint32_t msg;
+  std::uint32_t base_flags = 0;
+  std::array<ibv_sge, kMaxLoadQps> sges{};
+  std::array<ibv_send_wr, kMaxLoadQps> wrs{};
+  std::array<harness::StreamQp, kMaxLoadQps> qps{};
+  std::array<ibv_wc, kPollBatch> wcs{};
+  std::uint64_t posted_total = 0;
+  std::uint64_t completed_total = 0;
+  harness::Watchdog w;
+  std::atomic<std::uint64_t>& bytes_done;
+  std::atomic<bool>& flowing;
+  const char* failed = nullptr;  // what went wrong (the text is built after the loop)
+  int post_rc = 0;
+  std::uint32_t post_q = 0;
+  ibv_wc bad_wc{};
+};
+
+void LoadStream::stream(const std::stop_token& stop, std::chrono::milliseconds stall) noexcept {
+  Run run(side_, stall, bytes_done_, flowing_);
+  const bool paced = load_.rate_bps != 0;
+  const std::uint64_t burst = std::max<std::uint64_t>(run.msg, load_.rate_bps * kBurstNs / 8'000'000'000ULL);
+  TokenBucket bucket(paced ? load_.rate_bps : 1, burst, now_ns());
+  while (!stop.stop_requested() && run.failed == nullptr) {
+    bool busy = run.fill_windows(paced ? &bucket : nullptr, paced ? now_ns() : 0);
+    if (run.reap() != 0) busy = true;
     if (busy) continue;
-    if (in_flight() > 0) {
-      if (w.stalled(posted_total + completed_total)) [[unlikely]]
-        failed = "stall";
+    if (run.in_flight() > 0) {
+      if (run.w.stalled(run.progress())) [[unlikely]]
+        run.failed = "stall";
     } else if (paced) {
       // Nothing in flight: only the rate holds the load back (no stall then).
       const std::uint64_t wait = bucket.wait_ns(now_ns());
       if (wait > kSleepAboveNs) sleep_ns(std::min<std::uint64_t>(wait - kSleepAboveNs / 2, 1'000'000));
     }
   }
-  // Retire every QP's unsignalled tail, then reap all that is in flight.
-  for (std::uint32_t q = 0; q < nq && failed == nullptr; ++q) {
-    if (posted[q] == last_signal[q]) continue;
-    while (failed == nullptr && posted[q] - completed[q] >= spec.tx_depth) {
-      if (reap() == 0 && w.stalled(posted_total + completed_total)) failed = "stall";
-    }
-    if (failed == nullptr) static_cast<void>(post(q, true));
-  }
-  while (failed == nullptr && in_flight() > 0) {
-    if (reap() == 0 && w.stalled(posted_total + completed_total)) failed = "stall";
-  }
-
+  run.drain();
   // Off the hot path: the one line of a failure.
   try {
-    result_ = outcome(failed, bad_wc, post_rc, wrs[post_q], post_q, w, in_flight());
+    result_ = outcome(run);
   } catch (const std::exception& e) {
     result_ = LoadResult{false, e.what()};
   }
-  result_.bytes = completed_total * msg;
+  result_.bytes = run.completed_total * run.msg;
   ended_.store(true);
 }
 
-LoadResult LoadStream::outcome(const char* failed, const ibv_wc& bad_wc, int post_rc, const ibv_send_wr& wr,
-                               std::uint32_t post_q, const harness::Watchdog& w, std::uint64_t in_flight) const {
+// A failed completion is reported as the first failure of its QP: a flush
+// only says the QP is in the error state (harness::first_failure).
+LoadResult LoadStream::outcome(const Run& run) const {
   LoadResult r;
-  if (failed != nullptr) {
-    r.ok = false;
-    const std::string_view what(failed);
-    if (what == "completion") {
-      std::string qp = fmt::format("qp 0x{:x}", bad_wc.qp_num);
-      for (const auto& x : side_.qps()) {
-        if (x.qpn() == bad_wc.qp_num) qp = x.describe();
-      }
-      r.error = verbs::completion_error(bad_wc, qp).what();
-    } else if (what == "post") {
-      r.error = side_.qps()[post_q].send_error(post_rc, wr).what();
-    } else if (what == "poll") {
-      r.error = "ibv_poll_cq failed on the load's send CQ";
-    } else {
-      r.error = fmt::format("no progress for {:.0f} s with {} load WRs in flight; peer dead or fabric down?",
-                            w.stall_seconds(), in_flight);
+  if (run.failed == nullptr) return r;
+  r.ok = false;
+  const std::string_view what(run.failed);
+  if (what == "completion") {
+    const ibv_wc wc = harness::first_failure(side_.send_cq(), run.bad_wc);
+    std::string qp = fmt::format("qp 0x{:x}", wc.qp_num);
+    for (const auto& x : side_.qps()) {
+      if (x.qpn() == wc.qp_num) qp = x.describe();
     }
+    r.error = harness::failure_text(wc, qp);
+  } else if (what == "post") {
+    r.error = side_.qps()[run.post_q].send_error(run.post_rc, run.wrs[run.post_q]).what();
+  } else if (what == "poll") {
+    r.error = "ibv_poll_cq failed on the load's send CQ";
+  } else {
+    r.error = fmt::format("no progress for {:.0f} s with {} load WRs in flight; peer dead or fabric down?",
+                          run.w.stall_seconds(), run.in_flight());
   }
   return r;
 }

@@ -86,6 +86,10 @@ class Executor {
   template <class T>
   bool wait_step(T& transport, world::Waiter& waiter, unsigned p, std::size_t k, std::uint64_t call,
                  const Watch& watch, ExecResult& r, std::size_t op, std::size_t op_end, std::uint64_t& ops_ns) noexcept;
+  template <class T>
+  bool post_step(T& transport, std::size_t w, std::size_t w_end, unsigned p, ExecResult& r) noexcept;
+  [[gnu::cold]] std::string stall_error(std::size_t k, std::uint64_t call, const Watch& watch,
+                                        const std::string& waiting_for) const;
   void run_op(std::size_t index, unsigned parity) noexcept;
   // op_need_[i]: arrivals of op i's step that must have landed before it runs.
   void plan_op_needs();

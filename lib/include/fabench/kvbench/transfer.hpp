@@ -107,12 +107,15 @@ class Transfer {
   void build_queue(const kv::PairPlan& plan, std::uint32_t lane);
   [[nodiscard]] bool post_some(std::string& error) noexcept;
   [[nodiscard]] int pump(std::string& error) noexcept;
-  void root_cause(std::string& error) noexcept;
+  [[gnu::cold]] void failure(const ibv_wc& failed, const std::string& qp, std::string& error) noexcept;
   [[nodiscard]] bool notify(std::span<const std::uint32_t> peers, std::uint32_t kind, std::uint32_t iteration,
                             std::string& error) noexcept;
   [[nodiscard]] bool heartbeat(std::string& error) noexcept;
   [[nodiscard]] bool wait_for(std::uint32_t kind, std::uint64_t count, bool sends_too, world::Waiter& waiter,
                               TransferResult& r, const char* what);
+  [[nodiscard]] bool run_iteration(std::uint64_t it, world::Waiter& waiter, world::Waiter& passive,
+                                   TransferResult& r);
+  void record(TransferResult& r) const;
   void start_iteration() noexcept;
   void poison() noexcept;
 

@@ -117,10 +117,10 @@ class LoadStream {
   [[nodiscard]] std::uint64_t check_payload() const;
 
  private:
+  struct Run;  // the streaming loop's state and steps (load.cpp)
   void stream(const std::stop_token& stop, std::chrono::milliseconds stall) noexcept;
-  // The one line of a failure the loop recorded (`failed`: what failed; nullptr: none).
-  [[nodiscard]] LoadResult outcome(const char* failed, const ibv_wc& bad_wc, int post_rc, const ibv_send_wr& wr,
-                                   std::uint32_t post_q, const harness::Watchdog& w, std::uint64_t in_flight) const;
+  // The one line of the failure the loop recorded, if any.
+  [[nodiscard]] LoadResult outcome(const Run& run) const;
 
   Side side_;
   LoadSpec load_;
