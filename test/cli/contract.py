@@ -28,7 +28,7 @@ BAD = [
     ("ep", ["--plan", "--mode", "turbo"], "--mode turbo: unknown mode \"turbo\" (normal or low-latency)"),
     ("ep", ["--plan", "--skew", "hot-rank:0.5"], "--skew hot-rank:0.5: R must be at least 1"),
     ("ep", ["--plan", "--tokens", "0"], "--tokens must be from 1 to 1048576 (got 0)"),
-    ("ep", ["--plan", "--model", "mixtral-8x7b", "--ep", "16"], "16 ranks: mixtral-8x7b has 8 routed experts"),
+    ("ep", ["--plan", "--model", "mixtral-8x7b", "--ep", "16"], "8 experts cannot be placed on 16 ranks"),
     ("ep", ["--plan", "--dtype", "fp4"], "--dtype fp4: unknown dispatch dtype \"fp4\" (bf16 or fp8)"),
     ("accept", ["--plan", "--nodes", "4", "--max-p99-us", "5"], "--max-p99-us does not apply to --plan"),
     ("accept", ["--plan", "--nodes", "4", "--min-bw-fraction", "0.5"], "--min-bw-fraction does not apply to --plan"),
