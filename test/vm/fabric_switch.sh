@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The switch test bed (issue 12): tools/softroce-vm --devices 4 with one bad
-# cable (--netem-port 2 "loss 5%") and one slow one (--rate-port 1 100mbit),
+# cable (--netem-port 2 "loss 5%") and one slow one (--rate-port 1 50mbit),
 # in one guest. Each of the 6 device pairs passes an RC write bandwidth run
 # (fabench-bw, data checked) across the bridge br0: the bridge port counters
 # show the pair's bytes on its two ports and nowhere else; rxe counts loss
 # recovery for the pairs with node 2 (and at most a trickle for the others:
 # the TCG guest has rare spurious ACK timeouts on clean ports too); the pairs
-# with node 1 stay under 100 Mbit/s while the clean pair is clearly faster.
+# with node 1 stay under 50 Mbit/s while the clean pair is clearly faster (the emulated guest
+# moves 0.1-0.2 Gb/s on a clean port, so a 100 Mbit/s limit left too thin a margin to tell).
 set -euo pipefail
 src=${1:?usage: $0 SOURCE_DIR BUILD_DIR}
 build=${2:?usage: $0 SOURCE_DIR BUILD_DIR}
@@ -15,7 +16,7 @@ trap '[[ -n ${KEEP_OUT:-} ]] || rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 rc=0
-"$src/tools/softroce-vm" --devices 4 --netem-port 2 "loss 5%" --rate-port 1 100mbit \
+"$src/tools/softroce-vm" --devices 4 --netem-port 2 "loss 5%" --rate-port 1 50mbit \
   --timeout 300 --out "$out" -- bash -c '
 set -u
 bw=$1/bench/fabench-bw o=$FABENCH_OUT
@@ -95,7 +96,7 @@ if len(loss_rate) == 6 and len(gbps) == 6:
     check(max(clean) <= 0.005 and max(clean) * 5 <= min(lossy),
           f"pairs without node 2 show no loss (at most a trickle): " + ", ".join(f"{100 * x:.2f}%" for x in clean))
     slow = [gbps[(0, 1)], gbps[(1, 3)]]
-    check(max(slow) <= 0.105, f"pairs with node 1 (100mbit) stay under the rate: {slow[0]:.3f}, {slow[1]:.3f} Gb/s")
+    check(max(slow) <= 0.0525, f"pairs with node 1 (50mbit) stay under the rate: {slow[0]:.3f}, {slow[1]:.3f} Gb/s")
     check(gbps[(0, 3)] >= 1.5 * max(slow),
           f"the clean pair rxe0-rxe3 ({gbps[(0, 3)]:.3f} Gb/s) is clearly faster than those with node 1")
 sys.exit(1 if bad else 0)
