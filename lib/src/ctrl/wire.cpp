@@ -2,118 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <bit>
-#include <limits>
-#include <type_traits>
+#include "wire_codec.hpp"
 
 namespace fabench::ctrl {
 namespace {
 
-[[noreturn]] void malformed(const std::string& what) {
-  throw CtrlError(CtrlError::Kind::kMalformed, "malformed control message: " + what);
-}
-
-// Little-endian writer: one byte at a time, so host byte order and struct
-// layout never reach the wire.
-class Writer {
- public:
-  explicit Writer(std::vector<std::uint8_t>& out) : out_(out) {}
-
-  template <typename T>
-  void uint(T v) {
-    static_assert(std::is_unsigned_v<T>);
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-    }
-  }
-  void i32(std::int32_t v) { uint(static_cast<std::uint32_t>(v)); }
-  void f64(double v) { uint(std::bit_cast<std::uint64_t>(v)); }
-  void length(std::size_t n, std::string_view what) {
-    if (n > std::numeric_limits<std::uint32_t>::max()) {
-      throw CtrlError(CtrlError::Kind::kMalformed,
-                      fmt::format("cannot encode {}: {} exceeds the u32 length field", what, n));
-    }
-    uint(static_cast<std::uint32_t>(n));
-  }
-  void str(std::string_view s, std::string_view what) {
-    length(s.size(), what);
-    out_.insert(out_.end(), s.begin(), s.end());
-  }
-  void bytes(std::span<const std::uint8_t> b, std::string_view what) {
-    length(b.size(), what);
-    out_.insert(out_.end(), b.begin(), b.end());
-  }
-
- private:
-  std::vector<std::uint8_t>& out_;
-};
-
-// Bounds-checked little-endian reader over one payload. Every read names the
-// field it was reading, so an error says where the payload went wrong.
-class Reader {
- public:
-  Reader(std::span<const std::uint8_t> in, std::string_view msg) : in_(in), msg_(msg) {}
-
-  template <typename T>
-  T uint(std::string_view field) {
-    static_assert(std::is_unsigned_v<T>);
-    need(sizeof(T), field);
-    T v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      v |= static_cast<T>(static_cast<T>(in_[pos_ + i]) << (8 * i));
-    }
-    pos_ += sizeof(T);
-    return v;
-  }
-  std::int32_t i32(std::string_view field) { return static_cast<std::int32_t>(uint<std::uint32_t>(field)); }
-  double f64(std::string_view field) { return std::bit_cast<double>(uint<std::uint64_t>(field)); }
-
-  std::string str(std::string_view field) {
-    const auto n = uint<std::uint32_t>(field);
-    need(n, field);
-    std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
-    pos_ += n;
-    return s;
-  }
-  std::vector<std::uint8_t> bytes(std::string_view field) {
-    const auto n = uint<std::uint32_t>(field);
-    need(n, field);
-    std::vector<std::uint8_t> b(in_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                                in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
-    pos_ += n;
-    return b;
-  }
-  // A list count, checked against the bytes left before anything is reserved:
-  // each element takes at least `min_element_bytes`.
-  std::size_t count(std::string_view field, std::size_t min_element_bytes) {
-    const auto n = uint<std::uint32_t>(field);
-    if (min_element_bytes > 0 && n > remaining() / min_element_bytes) {
-      malformed(fmt::format("{}: {} claims {} elements of at least {} bytes but only {} bytes remain", msg_, field, n,
-                            min_element_bytes, remaining()));
-    }
-    return n;
-  }
-  [[nodiscard]] std::size_t remaining() const noexcept { return in_.size() - pos_; }
-
-  void finish() const {
-    if (remaining() != 0) {
-      malformed(fmt::format("{}: {} trailing bytes after the last field", msg_, remaining()));
-    }
-  }
-
-  [[nodiscard]] std::string_view msg() const noexcept { return msg_; }
-
- private:
-  void need(std::size_t n, std::string_view field) const {
-    if (n > remaining()) {
-      malformed(fmt::format("{}: truncated at {} (needs {} bytes, {} remain)", msg_, field, n, remaining()));
-    }
-  }
-
-  std::span<const std::uint8_t> in_;
-  std::size_t pos_ = 0;
-  std::string_view msg_;
-};
+using detail::malformed;
+using detail::Reader;
+using detail::Writer;
 
 void write_endpoint(Writer& w, const Endpoint& ep) {
   w.uint(ep.qpn);
@@ -358,61 +254,6 @@ std::vector<std::uint8_t> encode_payload(const Message& msg) {
   return out;
 }
 
-std::vector<std::uint8_t> encode(const Message& msg, std::uint32_t max_payload_bytes, std::uint16_t version) {
-  std::vector<std::uint8_t> out(kHeaderBytes);
-  Writer w(out);
-  std::visit([&](const auto& m) { write_body(w, m); }, msg);
-  const std::size_t payload = out.size() - kHeaderBytes;
-  if (payload > max_payload_bytes) {
-    throw CtrlError(CtrlError::Kind::kMalformed,
-                    fmt::format("cannot send {} of {} bytes: the control frame limit is {} bytes",
-                                type_name(type_of(msg)), payload, max_payload_bytes));
-  }
-  std::vector<std::uint8_t> header;
-  header.reserve(kHeaderBytes);
-  Writer h(header);
-  h.uint(kMagic);
-  h.uint(version);
-  h.uint(static_cast<std::uint16_t>(type_of(msg)));
-  h.uint(static_cast<std::uint32_t>(payload));
-  std::copy(header.begin(), header.end(), out.begin());
-  return out;
-}
-
-FrameHeader decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_payload_bytes) {
-  if (bytes.size() < kHeaderBytes) {
-    malformed(fmt::format("truncated header ({} of {} bytes)", bytes.size(), kHeaderBytes));
-  }
-  Reader r(bytes.first(kHeaderBytes), "header");
-  FrameHeader h;
-  h.magic = r.uint<std::uint32_t>("magic");
-  h.version = r.uint<std::uint16_t>("version");
-  const auto raw_type = r.uint<std::uint16_t>("type");
-  h.payload_bytes = r.uint<std::uint32_t>("payload length");
-  if (h.magic != kMagic) {
-    malformed(
-        fmt::format("bad magic {:#010x} (expected {:#010x}); the peer is not a fabench control "
-                    "channel",
-                    h.magic, kMagic));
-  }
-  if (!is_known_type(raw_type)) {
-    // A newer peer's type would come with a newer version: say so.
-    if (h.version != kProtocolVersion) {
-      throw CtrlError(CtrlError::Kind::kVersion,
-                      fmt::format("peer speaks fabench control protocol v{}, this build speaks v{} "
-                                  "(unknown message type {})",
-                                  h.version, kProtocolVersion, raw_type));
-    }
-    malformed(fmt::format("unknown message type {}", raw_type));
-  }
-  h.type = static_cast<MsgType>(raw_type);
-  if (h.payload_bytes > max_payload_bytes) {
-    malformed(fmt::format("{} payload of {} bytes exceeds the limit of {} bytes", type_name(h.type), h.payload_bytes,
-                          max_payload_bytes));
-  }
-  return h;
-}
-
 Message decode_payload(const FrameHeader& header, std::span<const std::uint8_t> payload) {
   const bool same_version = header.version == kProtocolVersion;
   if (!same_version && header.type != MsgType::kHello) {
@@ -429,19 +270,6 @@ Message decode_payload(const FrameHeader& header, std::span<const std::uint8_t> 
   // Another version may extend Hello at the end; our own must match exactly.
   if (same_version) r.finish();
   return m;
-}
-
-Message decode(std::span<const std::uint8_t> frame, std::uint32_t max_payload_bytes) {
-  const FrameHeader h = decode_header(frame, max_payload_bytes);
-  const auto rest = frame.subspan(kHeaderBytes);
-  if (rest.size() < h.payload_bytes) {
-    malformed(
-        fmt::format("{}: truncated frame ({} of {} payload bytes)", type_name(h.type), rest.size(), h.payload_bytes));
-  }
-  if (rest.size() > h.payload_bytes) {
-    malformed(fmt::format("{}: {} bytes after the end of the frame", type_name(h.type), rest.size() - h.payload_bytes));
-  }
-  return decode_payload(h, rest);
 }
 
 void append_endpoint(std::vector<std::uint8_t>& out, const Endpoint& ep) {

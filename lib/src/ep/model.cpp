@@ -6,28 +6,24 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fabench/base/text.hpp"
 #include "fabench/ep/error.hpp"
 #include "fabench/kv/hf_fields.hpp"
+#include "fabench/kv/preset.hpp"
 
 namespace fabench::ep {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 // From each model's config.json on the Hugging Face hub.
 const std::vector<MoeShape>& presets() {
   static const std::vector<MoeShape> kPresets{
-      {"deepseek-v3", 7168, 256, 8, 8, 4},      // n_routed_experts 256, n_group 8, topk_group 4
-      {"deepseek-r1", 7168, 256, 8, 8, 4},      // the same MoE as V3
-      {"qwen3-235b-a22b", 4096, 128, 8, 1, 1},  // num_experts 128
-      {"mixtral-8x7b", 4096, 8, 2, 1, 1},       // num_local_experts 8
-      {"gpt-oss-120b", 2880, 128, 4, 1, 1},     // num_local_experts 128
-      {"llama-4-maverick", 5120, 128, 1, 1, 1}, // text_config: num_local_experts 128
+      {"deepseek-v3", 7168, 256, 8, 8, 4},       // n_routed_experts 256, n_group 8, topk_group 4
+      {"deepseek-r1", 7168, 256, 8, 8, 4},       // the same MoE as V3
+      {"qwen3-235b-a22b", 4096, 128, 8, 1, 1},   // num_experts 128
+      {"mixtral-8x7b", 4096, 8, 2, 1, 1},        // num_local_experts 8
+      {"gpt-oss-120b", 2880, 128, 4, 1, 1},      // num_local_experts 128
+      {"llama-4-maverick", 5120, 128, 1, 1, 1},  // text_config: num_local_experts 128
   };
   return kPresets;
 }
@@ -52,20 +48,10 @@ void validate(const MoeShape& m) {
   }
 }
 
-MoeShape preset(std::string_view name) {
-  const std::string l = lower(name);
-  for (const auto& p : presets()) {
-    if (p.name == l) return p;
-  }
-  fail(fmt::format("unknown model \"{}\" (presets: {})", name, fmt::join(preset_names(), ", ")));
-}
+MoeShape preset(std::string_view name) { return kv::preset_named(presets(), name); }
 
 const std::vector<std::string>& preset_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const auto& p : presets()) names.push_back(p.name);
-    return names;
-  }();
+  static const std::vector<std::string> kNames = kv::preset_names_of(presets());
   return kNames;
 }
 
@@ -86,7 +72,8 @@ MoeShape load_hf_config(const std::filesystem::path& path) {
       break;
     }
   }
-  if (m.experts == 0) f.fail("n_routed_experts", "is missing (and so are num_experts and num_local_experts): not a MoE model");
+  if (m.experts == 0)
+    f.fail("n_routed_experts", "is missing (and so are num_experts and num_local_experts): not a MoE model");
   m.top_k = f.required("num_experts_per_tok");
   const auto groups = f.positive("n_group");
   const auto topk_group = f.positive("topk_group");
@@ -96,13 +83,7 @@ MoeShape load_hf_config(const std::filesystem::path& path) {
   m.n_group = groups.value_or(1);
   m.topk_group = topk_group.value_or(1);
   if (!groups) m.topk_group = 1;
-  if (auto n = top.text("_name_or_path"); n && !n->empty()) {
-    m.name = *n;
-  } else if (auto t = f.text("model_type"); t && !t->empty()) {
-    m.name = *t;
-  } else {
-    m.name = path.stem().string();
-  }
+  m.name = hf_model_name(top, f, path);
   validate(m);
   return m;
 }
@@ -110,7 +91,7 @@ MoeShape load_hf_config(const std::filesystem::path& path) {
 std::string_view dtype_name(DispatchDtype t) { return t == DispatchDtype::kFp8 ? "fp8" : "bf16"; }
 
 DispatchDtype parse_dispatch_dtype(std::string_view s) {
-  const std::string l = lower(s);
+  const std::string l = to_lower(s);
   if (l == "bf16" || l == "bfloat16") return DispatchDtype::kBf16;
   if (l == "fp8" || l == "float8_e4m3fn") return DispatchDtype::kFp8;
   fail(fmt::format("unknown dispatch dtype \"{}\" (bf16 or fp8)", s));
@@ -126,8 +107,7 @@ std::uint64_t combine_token_bytes(std::uint32_t hidden) { return 2ull * hidden; 
 Placement::Placement(std::uint32_t experts, std::uint32_t ranks)
     : experts_(experts), ranks_(ranks), base_(ranks ? experts / ranks : 0), extra_(ranks ? experts % ranks : 0) {
   if (ranks == 0 || ranks > experts) {
-    fail(fmt::format("{} experts cannot be placed on {} ranks (every rank holds at least one expert)", experts,
-                     ranks));
+    fail(fmt::format("{} experts cannot be placed on {} ranks (every rank holds at least one expert)", experts, ranks));
   }
 }
 

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "fabench/base/text.hpp"
+
 namespace fabench::harness {
 namespace {
 
@@ -61,12 +63,6 @@ std::string_view strip_prefix(std::string_view name) {
   return name;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool has_token(std::string_view name, std::string_view token) {
   std::size_t pos = 0;
   while (pos <= name.size()) {
@@ -112,7 +108,7 @@ std::map<std::string, std::int64_t> counter_deltas(const Counters& before, const
 }
 
 CounterKind counter_kind(std::string_view full_name) {
-  const std::string name = lower(strip_prefix(full_name));
+  const std::string name = to_lower(strip_prefix(full_name));
   static constexpr std::array<std::string_view, 14> kTraffic = {
       "port_xmit_data", "port_rcv_data",     "port_xmit_packets", "port_rcv_packets",  // IBA
       "sent_pkts",      "rcvd_pkts",                                                   // rxe

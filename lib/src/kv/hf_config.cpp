@@ -71,13 +71,7 @@ ModelShape load_hf_config(const std::filesystem::path& path) {
   read_attention(f, m);
   read_dtype(f, m);
   if (nested && !f.has("torch_dtype") && !f.has("dtype")) read_dtype(top, m);
-  if (auto n = top.text("_name_or_path"); n && !n->empty()) {
-    m.name = *n;
-  } else if (auto t = f.text("model_type"); t && !t->empty()) {
-    m.name = *t;
-  } else {
-    m.name = path.stem().string();
-  }
+  m.name = hf_model_name(top, f, path);
   return m;
 }
 

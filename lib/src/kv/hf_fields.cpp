@@ -11,6 +11,12 @@ namespace fabench::kv {
 
 using nlohmann::json;
 
+std::string hf_model_name(const HfFields& top, const HfFields& f, const std::filesystem::path& path) {
+  if (auto n = top.text("_name_or_path"); n && !n->empty()) return *n;
+  if (auto t = f.text("model_type"); t && !t->empty()) return *t;
+  return path.stem().string();
+}
+
 json parse_hf_file(const std::filesystem::path& path, const std::string& file) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw KvError(fmt::format("{}: cannot open (no such file, or not readable)", file));

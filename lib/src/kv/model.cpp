@@ -7,17 +7,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fabench/base/text.hpp"
+#include "fabench/kv/preset.hpp"
 #include "fabench/kv/error.hpp"
 
 namespace fabench::kv {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 struct DtypeSpelling {
   std::string_view name;
@@ -85,7 +81,7 @@ std::string_view dtype_name(Dtype t) {
 }
 
 Dtype parse_dtype(std::string_view s) {
-  const std::string l = lower(s);
+  const std::string l = to_lower(s);
   for (const auto& sp : kDtypeSpellings) {
     if (sp.name == l) return sp.dtype;
   }
@@ -122,20 +118,10 @@ void validate(const ModelShape& m) {
   }
 }
 
-ModelShape preset(std::string_view name) {
-  const std::string l = lower(name);
-  for (const auto& p : presets()) {
-    if (p.name == l) return p;
-  }
-  throw KvError(fmt::format("unknown model \"{}\" (presets: {})", name, fmt::join(preset_names(), ", ")));
-}
+ModelShape preset(std::string_view name) { return preset_named(presets(), name); }
 
 const std::vector<std::string>& preset_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const auto& p : presets()) names.push_back(p.name);
-    return names;
-  }();
+  static const std::vector<std::string> kNames = preset_names_of(presets());
   return kNames;
 }
 

@@ -25,23 +25,9 @@ std::uint32_t world_rank(kv::Side side, std::uint32_t side_rank, const kv::KvSpe
 
 }  // namespace
 
-ctrl::Record TransferResult::to_record() const {
-  ctrl::Record r;
-  r.set_u64("wrong_pages", wrong_pages)
-      .set_u64("wrs", wrs)
-      .set_u64("bytes", bytes)
-      .set_list("iteration_seconds", iteration_seconds)
-      .set_list("request_seconds", request_seconds);
-  return r;
-}
-
 TransferResult TransferResult::from_record(const ctrl::Record& r) {
   TransferResult out;
-  out.wrong_pages = r.u64("wrong_pages");
-  out.wrs = r.u64("wrs");
-  out.bytes = r.u64("bytes");
-  out.iteration_seconds = r.list("iteration_seconds");
-  out.request_seconds = r.list("request_seconds");
+  ctrl::read_fields(r, out);
   // n iterations of `batch` requests each: request_seconds is n x batch.
   const std::size_t n = out.iteration_seconds.size();
   if (n == 0 ? !out.request_seconds.empty() : out.request_seconds.size() % n != 0) {
@@ -87,13 +73,11 @@ Transfer::Transfer(const world::World& world, const kv::KvSpec& spec, std::span<
       batch_(spec.batch),
       pool_bytes_(kv::pool_bytes(spec, side_, side_rank_)) {
   if (world.size() != spec.prefill_tp + spec.decode_tp) {
-    throw UserError(fmt::format("prefill TP {} + decode TP {} needs {} ranks, the world has {}",
-                                            spec.prefill_tp, spec.decode_tp, spec.prefill_tp + spec.decode_tp,
-                                            world.size()));
+    throw UserError(fmt::format("prefill TP {} + decode TP {} needs {} ranks, the world has {}", spec.prefill_tp,
+                                spec.decode_tp, spec.prefill_tp + spec.decode_tp, world.size()));
   }
   if (pool_bytes_ > world.arena().length()) {
-    throw UserError(
-        fmt::format("the pool needs {} bytes, the arena has {}", pool_bytes_, world.arena().length()));
+    throw UserError(fmt::format("the pool needs {} bytes, the arena has {}", pool_bytes_, world.arena().length()));
   }
   const bool push = spec.direction == kv::Direction::kPush;
   const std::uint32_t me = world.rank();
@@ -128,8 +112,8 @@ void Transfer::build_queue(const kv::PairPlan& plan, std::uint32_t lane) {
   q.peer = peer;
   const std::uint32_t lanes = world_.lanes();
   const auto& remote = world_.remote(peer);
-  const std::uint32_t sig =
-      std::max<std::uint32_t>(1, std::min(options_.signal_every, world_.options().send_depth / 2));
+  const std::uint32_t sig = std::max<std::uint32_t>(1,
+                                                    std::min(options_.signal_every, world_.options().send_depth / 2));
   std::size_t nsge = 0;
   for (std::size_t w = lane; w < plan.wrs.size(); w += lanes) nsge += plan.wrs[w].segment_count;
   q.sges.reserve(nsge);
@@ -139,8 +123,7 @@ void Transfer::build_queue(const kv::PairPlan& plan, std::uint32_t lane) {
       if (w % lanes != lane) continue;
       const kv::Wr& src = plan.wrs[w];
       if (src.segment_count > world_.max_send_sge()) {
-        throw UserError(fmt::format("a WR of {} SGEs; the QPs allow {}", src.segment_count,
-                                                world_.max_send_sge()));
+        throw UserError(fmt::format("a WR of {} SGEs; the QPs allow {}", src.segment_count, world_.max_send_sge()));
       }
       const std::size_t first = q.sges.size();
       for (const auto& seg : plan.local(src)) {

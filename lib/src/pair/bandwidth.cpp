@@ -19,13 +19,7 @@ namespace fabench::pair {
 
 namespace {
 
-using engine_util::completion_failure;
-using engine_util::fail;
-using engine_util::opcode_of;
-using engine_util::RecvRing;
-using engine_util::send_flags_for;
-using engine_util::stall_failure;
-using engine_util::watched;
+using namespace engine_util;  // the engines' shared steps and failures (engine_util.hpp)
 using harness::kPollBatch;
 using harness::now_ns;
 using harness::StreamQp;
@@ -111,20 +105,21 @@ Chains build_chains(const Side& side, std::uint64_t iterations, bool sends) {
 // messages use up the receive queue: RNR NAKs, then the peer waits out its
 // RNR timer (rxe's send_rnr_err counted it). Returns the receives taken or a
 // failed Step.
-[[nodiscard, gnu::always_inline]] inline int drain_receives(Side& side, RecvRing& ring, std::span<ibv_wc> wcs) noexcept {
+[[nodiscard, gnu::always_inline]] inline int drain_receives(Side& side, RecvRing& ring,
+                                                            std::span<ibv_wc> wcs) noexcept {
   auto& rx_posted = side.run_state().rx_posted;
   std::uint32_t drained = 0;
   int n = 0;
   bool repost_failed = false;
   do {
-    n = harness::reap_batch(side.recv_cq(), wcs, [&](const ibv_wc& wc) __attribute__((always_inline)) {
-      const auto q = static_cast<std::uint32_t>(wc.wr_id);
-      --rx_posted[q];
-      if (ring.post(side, q) != 0) [[unlikely]]
-        repost_failed = true;
-      else
-        ++rx_posted[q];
-    });
+    n = harness::reap_batch(
+        side.recv_cq(), wcs, [&](const ibv_wc& wc) __attribute__((always_inline)) {
+          const auto q = static_cast<std::uint32_t>(wc.wr_id);
+          --rx_posted[q];
+          if (ring.post(side, q) != 0) [[unlikely]]
+            repost_failed = true;
+          else ++rx_posted[q];
+        });
     if (repost_failed) [[unlikely]]
       return harness::kStepRepostFailed;
     if (n < 0) [[unlikely]]
@@ -160,8 +155,8 @@ struct Waits {
   // so a leader that closed its connection or went silent ends the run here
   // too; a leader's Keepalives go on.
   [[nodiscard, gnu::always_inline]] Pass busy(std::uint64_t progress) noexcept {
-    if ((watched(limits) != nullptr || limits.keepalive != nullptr) &&
-        w.stalled(progress, Watchdog::kBusyPassSpins) && w.peer_lost()) [[unlikely]]
+    if ((watched(limits) != nullptr || limits.keepalive != nullptr) && w.stalled(progress, Watchdog::kBusyPassSpins) &&
+        w.peer_lost()) [[unlikely]]
       return Pass::kStalled;
     return Pass::kGoOn;
   }
@@ -267,7 +262,7 @@ RunResult run_bandwidth(Side& side, Role role, std::uint64_t iterations, const R
         if (waits.unreliable) waits.t_last_rx = now_ns();
       }
     }
-    const Pass pass = idle ? waits.idle(tx_done < tx_total, rx_done < rx_total, rx_done > 0, tx_done + rx_done)
+    const Pass pass = idle ? waits.idle(tx_done < tx_total, rx_done<rx_total, rx_done> 0, tx_done + rx_done)
                            : waits.busy(tx_done + rx_done);
     if (pass == Pass::kGoOn || pass == Pass::kRetry) continue;
     if (pass == Pass::kEnd) break;

@@ -91,6 +91,22 @@ struct Setup {
   std::unique_ptr<LoadStream> load;
 };
 
+// What a follower answers to a setup it will not build (the device cannot,
+// or its buffers exceed --max-mem); nullopt when it will build it.
+std::optional<ctrl::Result> refusal(const harness::Context& ctx, const PeerOptions& o, const TestSpec& spec,
+                                    std::uint64_t seq) {
+  if (auto bad = check_device_limits(ctx, spec)) {
+    return result(seq, ctrl::ResultStatus::kUnsupported,
+                  fmt::format("server {}: {}", ctx.device().name(), bad->what()));
+  }
+  if (total_buffer_bytes(spec) > o.max_mem_bytes) {
+    return result(seq, ctrl::ResultStatus::kUnsupported,
+                  fmt::format("server refuses {} MiB of buffers for {}: above its --max-mem of {} MiB",
+                              total_buffer_bytes(spec) >> 20, spec.name(), o.max_mem_bytes >> 20));
+  }
+  return std::nullopt;
+}
+
 // "setup": the previous Side goes, then the new one is built and connected,
 // or the leader hears why not (a refusal keeps the conversation going).
 Setup follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOptions& o, const ctrl::Command& cmd) {
@@ -102,15 +118,8 @@ Setup follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOpt
     ch.send(result(seq, ctrl::ResultStatus::kFailed, e.what()));
     return {};
   }
-  if (auto bad = check_device_limits(ctx, spec)) {
-    ch.send(
-        result(seq, ctrl::ResultStatus::kUnsupported, fmt::format("server {}: {}", ctx.device().name(), bad->what())));
-    return {};
-  }
-  if (total_buffer_bytes(spec) > o.max_mem_bytes) {
-    ch.send(result(seq, ctrl::ResultStatus::kUnsupported,
-                   fmt::format("server refuses {} MiB of buffers for {}: above its --max-mem of {} MiB",
-                               total_buffer_bytes(spec) >> 20, spec.name(), o.max_mem_bytes >> 20)));
+  if (auto no = refusal(ctx, o, spec, seq)) {
+    ch.send(*no);
     return {};
   }
   Setup setup;
@@ -158,6 +167,22 @@ Setup follow_setup(ctrl::Channel& ch, const harness::Context& ctx, const PeerOpt
   return setup;
 }
 
+// Stops the bidirectional load at "finish": its bytes and seconds since
+// "ready" (b0 at t0); a failed load fails the run `mine`.
+LoadResult stop_load(LoadStream* load, std::uint64_t b0, std::uint64_t t0, RunResult& mine) {
+  if (load == nullptr) return {};
+  const std::uint64_t b1 = load->bytes_done();
+  const std::uint64_t t1 = harness::now_ns();
+  LoadResult out = load->stop();
+  out.bytes = b1 - b0;
+  out.seconds = static_cast<double>(t1 - t0) / 1e9;
+  if (mine.ok && !out.ok) {
+    mine.ok = false;
+    mine.error = fmt::format("load: {}", out.error);
+  }
+  return out;
+}
+
 // "run" then "finish": false when the Side is spent (its QPs in ERROR).
 bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, const PeerOptions& o,
                 const ctrl::Command& cmd) {
@@ -202,18 +227,7 @@ bool follow_run(ctrl::Channel& ch, const harness::Context& ctx, Setup& setup, co
     throw ctrl::CtrlError(ctrl::CtrlError::Kind::kProtocol,
                           fmt::format("{} sent '{}' during a run", ch.describe(), fin.benchmark));
   }
-  LoadResult load_result;
-  if (load != nullptr) {
-    const std::uint64_t load_b1 = load->bytes_done();
-    const std::uint64_t load_t1 = harness::now_ns();
-    load_result = load->stop();
-    load_result.bytes = load_b1 - load_b0;
-    load_result.seconds = static_cast<double>(load_t1 - load_t0) / 1e9;
-    if (mine.ok && !load_result.ok) {
-      mine.ok = false;
-      mine.error = fmt::format("load: {}", load_result.error);
-    }
-  }
+  const LoadResult load_result = stop_load(load, load_b0, load_t0, mine);
   // "finish" comes after the leader's last completion: both ends' traffic is over.
   const harness::Counters after = counters ? own_counters(ctx) : harness::Counters{};
   if (mine.ok) mine.wrong += check_payload(side, Role::kFollower, cmd.iterations, &pulse);

@@ -17,14 +17,7 @@ namespace fabench::pair {
 
 namespace {
 
-using engine_util::busy_poll_ns;
-using engine_util::completion_failure;
-using engine_util::fail;
-using engine_util::opcode_of;
-using engine_util::RecvRing;
-using engine_util::send_flags_for;
-using engine_util::stall_failure;
-using engine_util::watched;
+using namespace engine_util;  // the engines' shared steps and failures (engine_util.hpp)
 using harness::kPollBatch;
 using harness::reap_signaled;
 using harness::SampleClock;
@@ -204,15 +197,15 @@ template <typename Turn>
   r.received = iters;
   return r;
 }
-// Read and atomics: one-sided, the leader alone posts and waits for each
-// completion (a full round trip).
-[[gnu::hot, gnu::noinline]] RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples,
-                                                       const RunLimits& limits, SampleClock& clock) {
+
+// The one signalled WR of a read or atomic latency run, its SGE in `sge`:
+// a read of the peer's tx slot (it holds the peer's pattern), or an atomic on
+// the peer's counter into this side's result slot.
+ibv_send_wr onesided_wr(Side& side, ibv_sge& sge) {
   const auto& spec = side.spec();
-  const QueuePair& qp = side.qps()[0];
   const bool atomic = is_atomic(spec.op);
-  ibv_sge sge = atomic ? side.sge(0, side.atomic_result(0), 8)
-                       : side.sge(0, side.rx(0), static_cast<std::uint32_t>(spec.msg_bytes));
+  sge = atomic ? side.sge(0, side.atomic_result(0), 8)
+               : side.sge(0, side.rx(0), static_cast<std::uint32_t>(spec.msg_bytes));
   ibv_send_wr wr{};
   wr.opcode = opcode_of(spec.op);
   wr.sg_list = &sge;
@@ -222,9 +215,21 @@ template <typename Turn>
     wr.wr.atomic.remote_addr = side.remote_atomic(0);
     wr.wr.atomic.rkey = side.remote()[0].rkey;
   } else {
-    wr.wr.rdma.remote_addr = side.remote()[0].addr;  // the peer's tx slot holds its pattern
+    wr.wr.rdma.remote_addr = side.remote()[0].addr;
     wr.wr.rdma.rkey = side.remote()[0].rkey;
   }
+  return wr;
+}
+
+// Read and atomics: one-sided, the leader alone posts and waits for each
+// completion (a full round trip).
+[[gnu::hot, gnu::noinline]] RunResult onesided_latency(Side& side, std::uint64_t iters, Samples* samples,
+                                                       const RunLimits& limits, SampleClock& clock) {
+  const auto& spec = side.spec();
+  const QueuePair& qp = side.qps()[0];
+  const bool atomic = is_atomic(spec.op);
+  ibv_sge sge{};
+  ibv_send_wr wr = onesided_wr(side, sge);
   auto& counter = side.run_state().atomic_ops;  // the remote counter's current value
   const volatile std::uint64_t* result = reinterpret_cast<const volatile std::uint64_t*>(side.atomic_result(0));
   std::array<ibv_wc, 1> wcs{};

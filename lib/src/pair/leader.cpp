@@ -115,29 +115,7 @@ void Leader::setup(const TestSpec& spec) {
   std::unique_ptr<LoadStream> load;
   std::string local_error;
   try {
-    // The follower waits for our endpoints: Keepalives between the steps (and
-    // through a large fill) tell it we are at work.
-    side = std::make_unique<Side>(spec.rdma_cm ? ctx_.rdma_cm() : ctx_, spec, options_.side);
-    pulse_.beat();
-    side->fill_pattern(kLeaderSeed, &pulse_);
-    pulse_.beat();
-    if (spec.reversed && !setup_reply(r).contains("reversed")) {
-      throw RunError(fmt::format("the server (fabench {}) does not support --reversed; update it",
-                                 peer_.version.empty() ? "?" : peer_.version));
-    }
-    if (spec.rdma_cm) {
-      connect_cm(*side, r);
-      pulse_.beat();
-    }
-    if (spec.load) {
-      // A follower that knows no load ignored the load_* params: it offers the spec's QPs alone.
-      if (remote.size() == spec.qps) {
-        throw RunError(fmt::format("the server (fabench {}) does not support --load; update it",
-                                   peer_.version.empty() ? "?" : peer_.version));
-      }
-      load = std::make_unique<LoadStream>(ctx_, spec, options_.side, Role::kLeader);
-      pulse_.beat();
-    }
+    build_local(spec, r, remote.size(), side, load);
   } catch (const std::exception& e) {
     load.reset();
     side.reset();
@@ -162,6 +140,33 @@ void Leader::setup(const TestSpec& spec) {
   side_ = std::move(side);
   load_ = std::move(load);
   spec_ = spec;
+}
+
+// Our side of `spec` (and its load) while the follower waits for our
+// endpoints: Keepalives between the steps (and through a large fill) tell it
+// we are at work. `r` is the follower's setup result (what it supports);
+// `remote_offered` how many endpoints it offered (0 under -R).
+void Leader::build_local(const TestSpec& spec, const ctrl::Result& r, std::size_t remote_offered,
+                         std::unique_ptr<Side>& side, std::unique_ptr<LoadStream>& load) {
+  const auto too_old = [&](const char* flag) {
+    return RunError(fmt::format("the server (fabench {}) does not support {}; update it",
+                                peer_.version.empty() ? "?" : peer_.version, flag));
+  };
+  side = std::make_unique<Side>(spec.rdma_cm ? ctx_.rdma_cm() : ctx_, spec, options_.side);
+  pulse_.beat();
+  side->fill_pattern(kLeaderSeed, &pulse_);
+  pulse_.beat();
+  if (spec.reversed && !setup_reply(r).contains("reversed")) throw too_old("--reversed");
+  if (spec.rdma_cm) {
+    connect_cm(*side, r);
+    pulse_.beat();
+  }
+  if (spec.load) {
+    // A follower that knows no load ignored the load_* params: it offers the spec's QPs alone.
+    if (remote_offered == spec.qps) throw too_old("--load");
+    load = std::make_unique<LoadStream>(ctx_, spec, options_.side, Role::kLeader);
+    pulse_.beat();
+  }
 }
 
 // -R: our QPs connected through rdma_cm to the port the follower named in
@@ -221,6 +226,28 @@ RunResult Leader::run_loaded(std::uint64_t iterations, harness::Samples* samples
   return mine;
 }
 
+// "finish": the follower's result, load and counters into `out`. Even
+// after a local failure the follower is asked (it names the cause when the
+// fault was on its side); then its failure to answer is returned, not thrown.
+std::string Leader::finish_run(Outcome& out, const harness::Counters& before) {
+  try {
+    const auto fin = call("finish", {}, 0, peer_.run_keepalive ? options_.timeout : options_.timeout * 3);
+    out.theirs = from_result(fin);
+    const nlohmann::json their_report = parse_finish(fin.json);
+    if (load_) out.their_load = parse_load(their_report);
+    if (options_.counters) {
+      // After the follower's result: its traffic (bidirectional) is over too.
+      out.my_counters = own_report(before, own_counters(ctx_));
+      out.their_counters = parse_counters(their_report);
+    }
+    return {};
+  } catch (const ctrl::CtrlError& e) {
+    if (out.mine.ok) throw;
+    dead_reason_ = e.what();
+    return dead_reason_;
+  }
+}
+
 Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harness::Samples* samples) {
   if (dead()) throw RunError(dead_reason_);
   try {
@@ -258,24 +285,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       throw ctrl::CtrlError(ctrl::CtrlError::Kind::kClosed,
                             fmt::format("{} (peer {})", out.mine.error, channel_.describe()));
     }
-    // Even after a local failure ask for the follower's view: it names the
-    // cause when the fault was on its side.
-    std::string theirs_error;
-    try {
-      const auto fin = call("finish", {}, 0, peer_.run_keepalive ? options_.timeout : options_.timeout * 3);
-      out.theirs = from_result(fin);
-      const nlohmann::json their_report = parse_finish(fin.json);
-      if (load_) out.their_load = parse_load(their_report);
-      if (options_.counters) {
-        // After the follower's result: its traffic (bidirectional) is over too.
-        out.my_counters = own_report(before, own_counters(ctx_));
-        out.their_counters = parse_counters(their_report);
-      }
-    } catch (const ctrl::CtrlError& e) {
-      if (out.mine.ok) throw;
-      theirs_error = e.what();
-      dead_reason_ = theirs_error;
-    }
+    const std::string theirs_error = finish_run(out, before);
     if (out.mine.ok && out.theirs.ok && peer_writes_to_us) {
       out.mine.wrong += check_payload(*side_, Role::kLeader, iterations, &pulse_);
     }
@@ -286,8 +296,7 @@ Leader::Outcome Leader::run(const TestSpec& spec, std::uint64_t iterations, harn
       std::string text = out.mine.ok ? out.theirs.error
                                      : fmt::format("{} (peer {})", out.mine.error, channel_.describe());
       if (!out.mine.ok && !out.theirs.ok && !out.theirs.error.empty()) text += "; " + out.theirs.error;
-      if (!theirs_error.empty()) text += "; " + theirs_error;
-      throw RunError(text);
+      throw RunError(theirs_error.empty() ? text : text + "; " + theirs_error);
     }
     // --reversed: the follower sent and timed the run; the reports read the
     // sender's result as "mine" and the receiver's as "theirs".

@@ -34,28 +34,6 @@ RunResult from_result(const ctrl::Result& res) {
 
 }  // namespace peer_util
 
-ctrl::Record RunResult::to_record() const {
-  ctrl::Record r;
-  r.set_u64("ok", ok ? 1 : 0)
-      .set_f64("seconds", seconds)
-      .set_u64("messages", messages)
-      .set_u64("bytes", bytes)
-      .set_u64("received", received)
-      .set_u64("wrong", wrong);
-  return r;
-}
-
-RunResult RunResult::from_record(const ctrl::Record& r) {
-  RunResult out;
-  out.ok = r.u64("ok") != 0;
-  out.seconds = r.f64("seconds");
-  out.messages = r.u64("messages");
-  out.bytes = r.u64("bytes");
-  out.received = r.u64("received");
-  out.wrong = r.u64("wrong");
-  return out;
-}
-
 namespace peer_util {
 
 // This end's port and hw counters (outside any timed loop).

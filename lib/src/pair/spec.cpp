@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "fabench/base/error.hpp"
+#include "fabench/base/text.hpp"
 #include "fabench/harness/cli.hpp"
 #include "fabench/pair/load.hpp"
 
@@ -21,12 +22,6 @@ constexpr std::array<std::pair<Op, std::string_view>, 5> kOps{{
     {Op::kFetchAdd, "atomic_fadd"},
     {Op::kCompSwap, "atomic_cswap"},
 }};
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -54,7 +49,7 @@ std::string_view op_name(Op op) noexcept {
 }
 
 std::optional<Op> parse_op(std::string_view text_in) noexcept {
-  const std::string t = lower(text_in);
+  const std::string t = to_lower(text_in);
   for (const auto& [o, n] : kOps) {
     if (t == n) return o;
   }
@@ -73,7 +68,7 @@ std::string_view transport_name(ibv_qp_type type) noexcept {
 }
 
 std::optional<ibv_qp_type> parse_transport(std::string_view text_in) noexcept {
-  const std::string t = lower(text_in);
+  const std::string t = to_lower(text_in);
   if (t == "rc") return IBV_QPT_RC;
   if (t == "uc") return IBV_QPT_UC;
   if (t == "ud") return IBV_QPT_UD;

@@ -41,8 +41,8 @@ AddressHandle::AddressHandle(const ProtectionDomain& pd, const Endpoint& remote,
     : remote_qpn_(remote.qpn), remote_qkey_(remote.qkey) {
   ibv_ah_attr attr = make_ah_attr(remote, sgid_index, port, sl, traffic_class, hop_limit);
   errno = 0;
-  ah_ = ibv_create_ah(pd.get(), &attr);
-  if (ah_ == nullptr) {
+  ah_ = Handle<ibv_ah>(ibv_create_ah(pd.get(), &attr));
+  if (ah_.get() == nullptr) {
     const int err = errno != 0 ? errno : EIO;
     throw VerbsError("ibv_create_ah", err,
                      fmt::format("{} port {} to qpn {:#x} lid {} gid {} (sgid_index {}); is the peer "
@@ -56,8 +56,8 @@ AddressHandle::AddressHandle(const ProtectionDomain& pd, const ibv_ah_attr& attr
     : remote_qpn_(remote_qpn), remote_qkey_(remote_qkey) {
   ibv_ah_attr copy = attr;
   errno = 0;
-  ah_ = ibv_create_ah(pd.get(), &copy);
-  if (ah_ == nullptr) {
+  ah_ = Handle<ibv_ah>(ibv_create_ah(pd.get(), &copy));
+  if (ah_.get() == nullptr) {
     const int err = errno != 0 ? errno : EIO;
     throw VerbsError("ibv_create_ah", err,
                      fmt::format("{} port {} to qpn {:#x} (the route rdma_cm resolved)", pd.device_name(),
@@ -65,27 +65,8 @@ AddressHandle::AddressHandle(const ProtectionDomain& pd, const ibv_ah_attr& attr
   }
 }
 
-AddressHandle::~AddressHandle() { reset(); }
-
-AddressHandle::AddressHandle(AddressHandle&& other) noexcept
-    : ah_(std::exchange(other.ah_, nullptr)), remote_qpn_(other.remote_qpn_), remote_qkey_(other.remote_qkey_) {}
-
-AddressHandle& AddressHandle::operator=(AddressHandle&& other) noexcept {
-  if (this != &other) {
-    reset();
-    ah_ = std::exchange(other.ah_, nullptr);
-    remote_qpn_ = other.remote_qpn_;
-    remote_qkey_ = other.remote_qkey_;
-  }
-  return *this;
-}
-
-void AddressHandle::reset() noexcept {
-  if (ah_ == nullptr) return;
-  if (const int rc = ibv_destroy_ah(ah_); rc != 0) {
-    spdlog::error("ibv_destroy_ah failed: {}", error_text(rc < 0 ? -rc : rc));
-  }
-  ah_ = nullptr;
+void HandleTraits<ibv_ah>::destroy(ibv_ah* ah) noexcept {
+  if (const int rc = ibv_destroy_ah(ah); rc != 0) log_destroy_failure("ibv_destroy_ah", rc);
 }
 
 }  // namespace fabench::verbs

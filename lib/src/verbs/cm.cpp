@@ -140,30 +140,14 @@ sockaddr_storage with_port(const sockaddr_storage& addr, std::uint16_t port) noe
 
 // ------------------------------------------------------------------- CmEvent
 
-CmEvent::~CmEvent() { reset(); }
-
-CmEvent::CmEvent(CmEvent&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-
-CmEvent& CmEvent::operator=(CmEvent&& other) noexcept {
-  if (this != &other) {
-    reset();
-    event_ = std::exchange(other.event_, nullptr);
-  }
-  return *this;
-}
-
-void CmEvent::reset() noexcept {
-  if (event_ != nullptr) rdma_ack_cm_event(event_);
-  event_ = nullptr;
-}
-
 std::string CmEvent::describe() const {
-  if (event_ == nullptr) return "no event";
-  std::string text = rdma_event_str(event_->event);
-  if (event_->status != 0) {
+  if (event_.get() == nullptr) return "no event";
+  std::string text = rdma_event_str(event_.get()->event);
+  if (event_.get()->status != 0) {
     // REJECTED carries the IB CM reject reason; the others a negated errno.
-    text += event_->event == RDMA_CM_EVENT_REJECTED ? fmt::format(" (reject reason {})", event_->status)
-                                                    : fmt::format(" ({})", error_text(std::abs(event_->status)));
+    text += event_.get()->event == RDMA_CM_EVENT_REJECTED
+                ? fmt::format(" (reject reason {})", event_.get()->status)
+                : fmt::format(" ({})", error_text(std::abs(event_.get()->status)));
   }
   return text;
 }
@@ -172,32 +156,27 @@ std::string CmEvent::describe() const {
 
 CmChannel::CmChannel() {
   errno = 0;
-  channel_ = check_ptr(rdma_create_event_channel(), "rdma_create_event_channel",
-                       "is the rdma_ucm module loaded (/dev/infiniband/rdma_cm)?");
-  const int flags = fcntl(channel_->fd, F_GETFL);
-  if (flags < 0 || fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+  channel_ = Handle<rdma_event_channel>(check_ptr(rdma_create_event_channel(), "rdma_create_event_channel",
+                                                  "is the rdma_ucm module loaded (/dev/infiniband/rdma_cm)?"));
+  const int flags = fcntl(channel_.get()->fd, F_GETFL);
+  if (flags < 0 || fcntl(channel_.get()->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
     const int err = errno;
-    rdma_destroy_event_channel(channel_);
     throw VerbsError("fcntl(O_NONBLOCK) on the rdma_cm event channel", err);
   }
-}
-
-CmChannel::~CmChannel() {
-  if (channel_ != nullptr) rdma_destroy_event_channel(channel_);
 }
 
 CmEvent CmChannel::next(std::chrono::steady_clock::time_point deadline, std::string_view what) const {
   for (;;) {
     rdma_cm_event* event = nullptr;
     errno = 0;
-    if (rdma_get_cm_event(channel_, &event) == 0) return CmEvent(event);
+    if (rdma_get_cm_event(channel_.get(), &event) == 0) return CmEvent(event);
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) check_cm(-1, "rdma_get_cm_event");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
                                                                             std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       throw VerbsError("rdma_get_cm_event", ETIMEDOUT, fmt::format("no rdma_cm event while {}", what));
     }
-    pollfd p{channel_->fd, POLLIN, 0};
+    pollfd p{channel_.get()->fd, POLLIN, 0};
     const int rc = poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count() + 1, 60'000)));
     if (rc < 0 && errno != EINTR) check_cm(-1, "poll on the rdma_cm event channel");
   }
@@ -205,60 +184,43 @@ CmEvent CmChannel::next(std::chrono::steady_clock::time_point deadline, std::str
 
 // ---------------------------------------------------------------------- CmId
 
-CmId::~CmId() { reset(); }
-
-CmId::CmId(CmId&& other) noexcept : id_(std::exchange(other.id_, nullptr)) {}
-
-CmId& CmId::operator=(CmId&& other) noexcept {
-  if (this != &other) {
-    reset();
-    id_ = std::exchange(other.id_, nullptr);
-  }
-  return *this;
-}
-
-void CmId::reset() noexcept {
-  if (id_ == nullptr) return;
-  if (id_->qp != nullptr) rdma_destroy_qp(id_);
-  if (rdma_destroy_id(id_) != 0) spdlog::error("rdma_destroy_id failed: {}", error_text(errno));
-  id_ = nullptr;
-}
-
 std::string CmId::device_name() const {
-  if (id_ == nullptr || id_->verbs == nullptr) return "";
-  return ibv_get_device_name(id_->verbs->device);
+  if (id_.get() == nullptr || id_.get()->verbs == nullptr) return "";
+  return ibv_get_device_name(id_.get()->verbs->device);
 }
 
-std::uint16_t CmId::local_port() const noexcept { return id_ != nullptr ? ntohs(rdma_get_src_port(id_)) : 0; }
+std::uint16_t CmId::local_port() const noexcept {
+  return id_.get() != nullptr ? ntohs(rdma_get_src_port(id_.get())) : 0;
+}
 
 ibv_qp* CmId::create_qp(ibv_pd* pd, ibv_qp_init_attr& attr) {
   errno = 0;
-  check_cm(rdma_create_qp(id_, pd, &attr), "rdma_create_qp",
+  check_cm(rdma_create_qp(id_.get(), pd, &attr), "rdma_create_qp",
            fmt::format("{} QP on {} with max_send_wr {}, max_recv_wr {}, max_inline_data {}",
                        attr.qp_type == IBV_QPT_UD ? "UD" : (attr.qp_type == IBV_QPT_UC ? "UC" : "RC"), device_name(),
                        attr.cap.max_send_wr, attr.cap.max_recv_wr, attr.cap.max_inline_data));
-  return id_->qp;
+  return id_.get()->qp;
 }
 
 void CmId::set_ack_timeout(std::uint8_t timeout) {
   errno = 0;
-  check_cm(rdma_set_option(id_, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout),
+  check_cm(rdma_set_option(id_.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout),
            "rdma_set_option(ACK_TIMEOUT)");
 }
 
 void CmId::connect(rdma_conn_param& param, std::string_view what) {
   errno = 0;
-  check_cm(rdma_connect(id_, &param), "rdma_connect", what);
+  check_cm(rdma_connect(id_.get(), &param), "rdma_connect", what);
 }
 
 void CmId::accept(rdma_conn_param& param, std::string_view what) {
   errno = 0;
-  check_cm(rdma_accept(id_, &param), "rdma_accept", what);
+  check_cm(rdma_accept(id_.get(), &param), "rdma_accept", what);
 }
 
 void CmId::set_tos(std::uint8_t tos) {
   errno = 0;
-  check_cm(rdma_set_option(id_, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos), "rdma_set_option(TOS)");
+  check_cm(rdma_set_option(id_.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos), "rdma_set_option(TOS)");
 }
 
 // --------------------------------------------------------- listen / resolve
@@ -292,6 +254,17 @@ CmId cm_resolve(const CmChannel& channel, const sockaddr_storage& source, const 
   check_cm(rdma_resolve_route(id.get(), static_cast<int>(timeout.count())), "rdma_resolve_route", route);
   step(RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route");
   return id;
+}
+
+void HandleTraits<rdma_cm_event>::destroy(rdma_cm_event* event) noexcept { rdma_ack_cm_event(event); }
+
+void HandleTraits<rdma_event_channel>::destroy(rdma_event_channel* channel) noexcept {
+  rdma_destroy_event_channel(channel);
+}
+
+void HandleTraits<rdma_cm_id>::destroy(rdma_cm_id* id) noexcept {
+  if (id->qp != nullptr) rdma_destroy_qp(id);
+  if (rdma_destroy_id(id) != 0) log_destroy_failure("rdma_destroy_id", errno);
 }
 
 }  // namespace fabench::verbs

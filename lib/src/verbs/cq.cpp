@@ -22,41 +22,26 @@ CompletionQueue::CompletionQueue(const Device& device, int min_cqe, bool with_ch
                      fmt::format("{} CQ entries requested; {} allows 1..{}", min_cqe, device.name(), max_cqe));
   }
   if (with_channel) {
-    channel_ = check_ptr(ibv_create_comp_channel(device.get()), "ibv_create_comp_channel", device.name());
+    channel_ = Handle<ibv_comp_channel>(
+        check_ptr(ibv_create_comp_channel(device.get()), "ibv_create_comp_channel", device.name()));
     // Non-blocking, so that ibv_get_cq_event after poll(2) never blocks.
-    const int flags = fcntl(channel_->fd, F_GETFL);
-    if (flags < 0 || fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    const int flags = fcntl(channel_.get()->fd, F_GETFL);
+    if (flags < 0 || fcntl(channel_.get()->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
       const int err = errno;
-      reset();
       throw VerbsError("fcntl(O_NONBLOCK)", err, "completion channel fd");
     }
   }
-  cq_ = ibv_create_cq(device.get(), min_cqe, nullptr, channel_, comp_vector);
-  if (cq_ == nullptr) {
+  cq_ = Handle<ibv_cq>(ibv_create_cq(device.get(), min_cqe, nullptr, channel_.get(), comp_vector));
+  if (cq_.get() == nullptr) {
     const int err = errno != 0 ? errno : EIO;
-    reset();
     throw VerbsError("ibv_create_cq", err,
                      fmt::format("{} entries, comp_vector {} on {}", min_cqe, comp_vector, device.name()));
   }
 }
 
-CompletionQueue::~CompletionQueue() { reset(); }
-
-CompletionQueue::CompletionQueue(CompletionQueue&& other) noexcept
-    : channel_(std::exchange(other.channel_, nullptr)), cq_(std::exchange(other.cq_, nullptr)) {}
-
-CompletionQueue& CompletionQueue::operator=(CompletionQueue&& other) noexcept {
-  if (this != &other) {
-    reset();
-    channel_ = std::exchange(other.channel_, nullptr);
-    cq_ = std::exchange(other.cq_, nullptr);
-  }
-  return *this;
-}
-
 int CompletionQueue::wait_event(int timeout_ms) const noexcept {
-  if (channel_ == nullptr) return -EINVAL;
-  pollfd pfd{channel_->fd, POLLIN, 0};
+  if (channel_.get() == nullptr) return -EINVAL;
+  pollfd pfd{channel_.get()->fd, POLLIN, 0};
   int n = 0;
   do {
     n = ::poll(&pfd, 1, timeout_ms);
@@ -66,7 +51,7 @@ int CompletionQueue::wait_event(int timeout_ms) const noexcept {
   ibv_cq* ev_cq = nullptr;
   void* ev_ctx = nullptr;
   // ibv_get_cq_event is the exception among int verbs: -1 and errno.
-  if (ibv_get_cq_event(channel_, &ev_cq, &ev_ctx) != 0) {
+  if (ibv_get_cq_event(channel_.get(), &ev_cq, &ev_ctx) != 0) {
     return errno == EAGAIN ? 0 : -errno;
   }
   // Every event must be acknowledged before ibv_destroy_cq, or it hangs.
@@ -74,20 +59,13 @@ int CompletionQueue::wait_event(int timeout_ms) const noexcept {
   return 1;
 }
 
-void CompletionQueue::reset() noexcept {
-  if (cq_ != nullptr) {
-    if (const int rc = ibv_destroy_cq(cq_); rc != 0) {
-      // EBUSY: a queue pair still uses this CQ.
-      spdlog::error("ibv_destroy_cq failed: {}", error_text(rc < 0 ? -rc : rc));
-    }
-    cq_ = nullptr;
-  }
-  if (channel_ != nullptr) {
-    if (const int rc = ibv_destroy_comp_channel(channel_); rc != 0) {
-      spdlog::error("ibv_destroy_comp_channel failed: {}", error_text(rc < 0 ? -rc : rc));
-    }
-    channel_ = nullptr;
-  }
+void HandleTraits<ibv_cq>::destroy(ibv_cq* cq) noexcept {
+  // EBUSY: a queue pair still uses this CQ.
+  if (const int rc = ibv_destroy_cq(cq); rc != 0) log_destroy_failure("ibv_destroy_cq", rc);
+}
+
+void HandleTraits<ibv_comp_channel>::destroy(ibv_comp_channel* channel) noexcept {
+  if (const int rc = ibv_destroy_comp_channel(channel); rc != 0) log_destroy_failure("ibv_destroy_comp_channel", rc);
 }
 
 }  // namespace fabench::verbs

@@ -11,7 +11,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "fabench/verbs/cq.hpp"
 #include "fabench/verbs/error.hpp"
+#include "fabench/verbs/pd.hpp"
 
 namespace fabench::verbs {
 
@@ -19,28 +21,9 @@ namespace fabench::verbs {
 
 DeviceList::DeviceList() {
   int count = 0;
-  list_ = check_ptr(ibv_get_device_list(&count), "ibv_get_device_list", "is the ib_uverbs kernel module loaded?");
+  list_ = Handle<ibv_device*>(
+      check_ptr(ibv_get_device_list(&count), "ibv_get_device_list", "is the ib_uverbs kernel module loaded?"));
   count_ = count;
-}
-
-DeviceList::~DeviceList() { reset(); }
-
-DeviceList::DeviceList(DeviceList&& other) noexcept
-    : list_(std::exchange(other.list_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-
-DeviceList& DeviceList::operator=(DeviceList&& other) noexcept {
-  if (this != &other) {
-    reset();
-    list_ = std::exchange(other.list_, nullptr);
-    count_ = std::exchange(other.count_, 0);
-  }
-  return *this;
-}
-
-void DeviceList::reset() noexcept {
-  if (list_ != nullptr) ibv_free_device_list(list_);
-  list_ = nullptr;
-  count_ = 0;
 }
 
 std::vector<std::string> DeviceList::names() const {
@@ -60,19 +43,14 @@ ibv_device* DeviceList::find(std::string_view name) const noexcept {
 
 Device::Device(ibv_device* device) {
   name_ = ibv_get_device_name(device);
-  context_ = check_ptr(ibv_open_device(device), "ibv_open_device", name_);
-  const int rc = ibv_query_device(context_, &attr_);
-  if (rc != 0) {
-    reset();
-    check_rc(rc, "ibv_query_device", name_);
-  }
+  context_ = Handle<ibv_context>(check_ptr(ibv_open_device(device), "ibv_open_device", name_));
+  check_rc(ibv_query_device(context_.get(), &attr_), "ibv_query_device", name_);
 }
 
 Device Device::borrow(ibv_context* context) {
   Device d;
   d.name_ = ibv_get_device_name(context->device);
-  d.context_ = context;
-  d.owned_ = false;
+  d.context_ = Handle<ibv_context>(context, false);
   check_rc(ibv_query_device(context, &d.attr_), "ibv_query_device", d.name_);
   return d;
 }
@@ -102,45 +80,7 @@ Device Device::open(std::string_view name) {
                    fmt::format("no RDMA device with an ACTIVE port ({}); is the link up?", fmt::join(states, ", ")));
 }
 
-Device::~Device() { reset(); }
-
-Device::Device(Device&& other) noexcept
-    : context_(std::exchange(other.context_, nullptr)),
-      name_(std::move(other.name_)),
-      attr_(other.attr_),
-      max_inline_rc_(other.max_inline_rc_),
-      max_inline_uc_(other.max_inline_uc_),
-      max_inline_ud_(other.max_inline_ud_),
-      owned_(other.owned_) {}
-
-Device& Device::operator=(Device&& other) noexcept {
-  if (this != &other) {
-    reset();
-    context_ = std::exchange(other.context_, nullptr);
-    name_ = std::move(other.name_);
-    attr_ = other.attr_;
-    max_inline_rc_ = other.max_inline_rc_;
-    max_inline_uc_ = other.max_inline_uc_;
-    max_inline_ud_ = other.max_inline_ud_;
-    owned_ = other.owned_;
-  }
-  return *this;
-}
-
-void Device::reset() noexcept {
-  if (context_ == nullptr) return;
-  if (!owned_) {
-    context_ = nullptr;
-    return;
-  }
-  if (const int rc = ibv_close_device(context_); rc != 0) {
-    // EBUSY here means a child (PD, CQ, ...) outlived its device.
-    spdlog::error("ibv_close_device({}) failed: {}", name_, error_text(rc < 0 ? -rc : rc));
-  }
-  context_ = nullptr;
-}
-
-Port Device::port(std::uint8_t port_num) const { return query_port(context_, port_num); }
+Port Device::port(std::uint8_t port_num) const { return query_port(context_.get(), port_num); }
 
 std::optional<std::uint8_t> Device::first_active_port() const {
   for (std::uint8_t p = 1; p <= attr_.phys_port_cnt; ++p) {
@@ -150,7 +90,7 @@ std::optional<std::uint8_t> Device::first_active_port() const {
 }
 
 GidTable Device::gid_table(std::uint8_t port_num, std::string_view sysfs_root) const {
-  return load_gid_table(context_, port_num, sysfs_root);
+  return load_gid_table(context_.get(), port_num, sysfs_root);
 }
 
 std::string format_guid(std::uint64_t guid) {
@@ -193,13 +133,6 @@ DeviceAttributes Device::attributes(std::uint8_t port_num) const {
 
 namespace {
 
-struct PdDeleter {
-  void operator()(ibv_pd* pd) const noexcept { ibv_dealloc_pd(pd); }
-};
-struct CqDeleter {
-  void operator()(ibv_cq* cq) const noexcept { ibv_destroy_cq(cq); }
-};
-
 // Creates and destroys one QP; returns the max_inline_data the provider
 // granted (providers round up and write the result back into cap), or
 // nullopt when creation fails with this request.
@@ -230,9 +163,9 @@ std::uint32_t Device::max_inline_data(ibv_qp_type type) const {
   if (type == IBV_QPT_UD) cache = &max_inline_ud_;
   if (*cache) return **cache;
 
-  std::unique_ptr<ibv_pd, PdDeleter> pd(check_ptr(ibv_alloc_pd(context_), "ibv_alloc_pd", "max_inline_data probe"));
-  std::unique_ptr<ibv_cq, CqDeleter> cq(
-      check_ptr(ibv_create_cq(context_, 2, nullptr, nullptr, 0), "ibv_create_cq", "max_inline_data probe"));
+  const Handle<ibv_pd> pd(check_ptr(ibv_alloc_pd(context_.get()), "ibv_alloc_pd", "max_inline_data probe"));
+  const Handle<ibv_cq> cq(
+      check_ptr(ibv_create_cq(context_.get(), 2, nullptr, nullptr, 0), "ibv_create_cq", "max_inline_data probe"));
 
   errno = 0;
   auto base = try_inline(pd.get(), cq.get(), type, 0);
@@ -268,5 +201,14 @@ int numa_node_from_sysfs(std::string_view sysfs_root, std::string_view device) {
 }
 
 int Device::numa_node(std::string_view sysfs_root) const { return numa_node_from_sysfs(sysfs_root, name_); }
+
+void HandleTraits<ibv_device*>::destroy(ibv_device** list) noexcept { ibv_free_device_list(list); }
+
+void HandleTraits<ibv_context>::destroy(ibv_context* context) noexcept {
+  // EBUSY here means a child (PD, CQ, ...) outlived its device.
+  if (const int rc = ibv_close_device(context); rc != 0) {
+    log_destroy_failure("ibv_close_device", rc, ibv_get_device_name(context->device));
+  }
+}
 
 }  // namespace fabench::verbs

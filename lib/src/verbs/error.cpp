@@ -7,6 +7,9 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "fabench/verbs/handle.hpp"
 
 namespace fabench::verbs {
 
@@ -126,6 +129,13 @@ std::string format_completion(const ibv_wc& wc, std::string_view qp_description)
 
 VerbsError completion_error(const ibv_wc& wc, std::string_view qp_description) {
   return VerbsError::from_completion(wc, format_completion(wc, qp_description));
+}
+
+void log_destroy_failure(std::string_view call, int rc, std::string_view what) noexcept {
+  try {
+    spdlog::error("{}{}{} failed: {}", call, what.empty() ? "" : " of ", what, error_text(rc < 0 ? -rc : rc));
+  } catch (...) {  // a log line is not worth a terminate
+  }
 }
 
 }  // namespace fabench::verbs

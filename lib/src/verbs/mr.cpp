@@ -113,8 +113,8 @@ void HostBuffer::reset() noexcept {
 
 MemoryRegion::MemoryRegion(const ProtectionDomain& pd, void* addr, std::size_t bytes, int access) : access_(access) {
   errno = 0;
-  mr_ = ibv_reg_mr(pd.get(), addr, bytes, access);
-  if (mr_ != nullptr) return;
+  mr_ = Handle<ibv_mr>(ibv_reg_mr(pd.get(), addr, bytes, access));
+  if (mr_.get() != nullptr) return;
   const int err = errno != 0 ? errno : EIO;
   std::string hint;
   if (err == ENOMEM) {
@@ -131,32 +131,14 @@ MemoryRegion::MemoryRegion(const ProtectionDomain& pd, void* addr, std::size_t b
 MemoryRegion::MemoryRegion(const ProtectionDomain& pd, const HostBuffer& buffer, int access)
     : MemoryRegion(pd, buffer.data(), buffer.size(), access) {}
 
-MemoryRegion::~MemoryRegion() { reset(); }
-
-MemoryRegion::MemoryRegion(MemoryRegion&& other) noexcept
-    : mr_(std::exchange(other.mr_, nullptr)), access_(std::exchange(other.access_, 0)) {}
-
-MemoryRegion& MemoryRegion::operator=(MemoryRegion&& other) noexcept {
-  if (this != &other) {
-    reset();
-    mr_ = std::exchange(other.mr_, nullptr);
-    access_ = std::exchange(other.access_, 0);
-  }
-  return *this;
-}
-
 void MemoryRegion::describe(Endpoint& endpoint) const noexcept {
   endpoint.addr = addr();
   endpoint.rkey = rkey();
   endpoint.length = length();
 }
 
-void MemoryRegion::reset() noexcept {
-  if (mr_ == nullptr) return;
-  if (const int rc = ibv_dereg_mr(mr_); rc != 0) {
-    spdlog::error("ibv_dereg_mr failed: {}", error_text(rc < 0 ? -rc : rc));
-  }
-  mr_ = nullptr;
+void HandleTraits<ibv_mr>::destroy(ibv_mr* mr) noexcept {
+  if (const int rc = ibv_dereg_mr(mr); rc != 0) log_destroy_failure("ibv_dereg_mr", rc);
 }
 
 }  // namespace fabench::verbs

@@ -75,8 +75,8 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq,
     : type_(type) {
   ibv_qp_init_attr init = qp_init_attr(send_cq, recv_cq, type, caps);
   errno = 0;
-  qp_ = ibv_create_qp(pd.get(), &init);
-  if (qp_ == nullptr) {
+  qp_ = Handle<ibv_qp>(ibv_create_qp(pd.get(), &init));
+  if (qp_.get() == nullptr) {
     const int err = errno != 0 ? errno : EIO;
     ibv_device_attr dev{};
     const bool have_dev = ibv_query_device(pd.context(), &dev) == 0;
@@ -106,70 +106,39 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& send_cq,
   psn_ = rd() & 0xffffffU;
 }
 
-QueuePair::~QueuePair() { reset(); }
-
-QueuePair::QueuePair(QueuePair&& other) noexcept
-    : qp_(std::exchange(other.qp_, nullptr)),
-      type_(other.type_),
-      caps_(other.caps_),
-      psn_(other.psn_),
-      state_(std::exchange(other.state_, IBV_QPS_RESET)),
-      owned_(other.owned_) {}
-
-QueuePair& QueuePair::operator=(QueuePair&& other) noexcept {
-  if (this != &other) {
-    reset();
-    qp_ = std::exchange(other.qp_, nullptr);
-    type_ = other.type_;
-    caps_ = other.caps_;
-    psn_ = other.psn_;
-    state_ = std::exchange(other.state_, IBV_QPS_RESET);
-    owned_ = other.owned_;
-  }
-  return *this;
-}
-
 QueuePair QueuePair::borrow(ibv_qp* qp, const ibv_qp_cap& caps) {
   QueuePair out;
-  out.qp_ = qp;
+  out.qp_ = Handle<ibv_qp>(qp, false);
   out.type_ = qp->qp_type;
   out.caps_ = caps;
-  out.owned_ = false;
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0) out.state_ = attr.qp_state;
   return out;
 }
 
-void QueuePair::reset() noexcept {
-  if (qp_ == nullptr) return;
-  if (!owned_) {
-    qp_ = nullptr;
-    return;
-  }
-  if (const int rc = ibv_destroy_qp(qp_); rc != 0) {
-    spdlog::error("ibv_destroy_qp({:#x}) failed: {}", qp_->qp_num, error_text(rc < 0 ? -rc : rc));
-  }
-  qp_ = nullptr;
-  state_ = IBV_QPS_RESET;
+void HandleTraits<ibv_qp>::destroy(ibv_qp* qp) noexcept {
+  const std::uint32_t qpn = qp->qp_num;
+  if (const int rc = ibv_destroy_qp(qp); rc != 0) log_destroy_failure("ibv_destroy_qp", rc, fmt::format("{:#x}", qpn));
 }
 
 std::string QueuePair::describe() const {
-  if (qp_ == nullptr) return fmt::format("{} qp (none)", qp_type_name(type_));
-  return fmt::format("{} qp {:#x} on {}", qp_type_name(type_), qp_->qp_num, ibv_get_device_name(qp_->context->device));
+  if (qp_.get() == nullptr) return fmt::format("{} qp (none)", qp_type_name(type_));
+  return fmt::format("{} qp {:#x} on {}", qp_type_name(type_), qp_.get()->qp_num,
+                     ibv_get_device_name(qp_.get()->context->device));
 }
 
 int QueuePair::resolve_gid_index(const QpConfig& cfg) const {
-  const Port port = query_port(qp_->context, cfg.port);
+  const Port port = query_port(qp_.get()->context, cfg.port);
   if (!port.is_ethernet() && cfg.gid_index < 0) return -1;  // IB: LID routing
-  const GidTable table = load_gid_table(qp_->context, cfg.port);
+  const GidTable table = load_gid_table(qp_.get()->context, cfg.port);
   return choose_gid(table, port.link_layer, cfg.gid_index).index;
 }
 
 Endpoint QueuePair::local_endpoint(const QpConfig& cfg) const {
-  const Port port = query_port(qp_->context, cfg.port);
+  const Port port = query_port(qp_.get()->context, cfg.port);
   Endpoint ep;
-  ep.qpn = qp_->qp_num;
+  ep.qpn = qp_.get()->qp_num;
   ep.psn = psn_;
   ep.qkey = type_ == IBV_QPT_UD ? cfg.qkey : 0;
   ep.lid = port.lid;
@@ -179,8 +148,9 @@ Endpoint QueuePair::local_endpoint(const QpConfig& cfg) const {
   if (ep.gid_index >= 0) {
     // ibv_query_gid reads the same table the kernel uses for this port.
     ibv_gid gid{};
-    check_rc(ibv_query_gid(qp_->context, cfg.port, ep.gid_index, &gid), "ibv_query_gid",
-             fmt::format("{} port {} index {}", ibv_get_device_name(qp_->context->device), cfg.port, ep.gid_index));
+    check_rc(
+        ibv_query_gid(qp_.get()->context, cfg.port, ep.gid_index, &gid), "ibv_query_gid",
+        fmt::format("{} port {} index {}", ibv_get_device_name(qp_.get()->context->device), cfg.port, ep.gid_index));
     std::copy(std::begin(gid.raw), std::end(gid.raw), ep.gid.begin());
   }
   return ep;
@@ -188,7 +158,7 @@ Endpoint QueuePair::local_endpoint(const QpConfig& cfg) const {
 
 void QueuePair::modify(ibv_qp_attr& attr, int mask, ibv_qp_state target, const std::string& detail) {
   attr.qp_state = target;
-  const int rc = ibv_modify_qp(qp_, &attr, mask | IBV_QP_STATE);
+  const int rc = ibv_modify_qp(qp_.get(), &attr, mask | IBV_QP_STATE);
   if (rc != 0) {
     throw VerbsError("ibv_modify_qp", rc,
                      fmt::format("{} {} -> {}{}{}", describe(), qp_state_name(state_), qp_state_name(target),
@@ -221,7 +191,7 @@ void QueuePair::to_rtr(const Endpoint& remote, const QpConfig& cfg) {
     modify(attr, 0, IBV_QPS_RTR, {});
     return;
   }
-  const Port port = query_port(qp_->context, cfg.port);
+  const Port port = query_port(qp_.get()->context, cfg.port);
   std::uint32_t mtu = port.active_mtu_bytes;
   if (remote.mtu != 0) mtu = std::min(mtu, mtu_bytes(static_cast<ibv_mtu>(remote.mtu)));
   if (cfg.path_mtu_bytes != 0) mtu = std::min(mtu, cfg.path_mtu_bytes);
@@ -241,7 +211,7 @@ void QueuePair::to_rtr(const Endpoint& remote, const QpConfig& cfg) {
   int mask = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
   if (type_ == IBV_QPT_RC) {
     ibv_device_attr dev{};
-    check_rc(ibv_query_device(qp_->context, &dev), "ibv_query_device");
+    check_rc(ibv_query_device(qp_.get()->context, &dev), "ibv_query_device");
     attr.max_dest_rd_atomic = static_cast<std::uint8_t>(std::min<int>(cfg.max_dest_rd_atomic, dev.max_qp_rd_atom));
     attr.min_rnr_timer = cfg.min_rnr_timer;
     mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -259,7 +229,7 @@ void QueuePair::to_rts(const QpConfig& cfg) {
   int mask = IBV_QP_SQ_PSN;
   if (type_ == IBV_QPT_RC) {
     ibv_device_attr dev{};
-    check_rc(ibv_query_device(qp_->context, &dev), "ibv_query_device");
+    check_rc(ibv_query_device(qp_.get()->context, &dev), "ibv_query_device");
     attr.timeout = cfg.timeout;
     attr.retry_cnt = cfg.retry_cnt;
     attr.rnr_retry = cfg.rnr_retry;

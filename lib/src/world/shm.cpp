@@ -51,6 +51,36 @@ std::byte* map_segment(int fd, std::uint64_t bytes, const std::string& name) {
   return static_cast<std::byte*>(p);
 }
 
+// The segments' id: rank 0 draws it, every rank learns it from the gather.
+std::uint64_t segment_id(ctrl::Bootstrap& boot) {
+  std::uint64_t id = 0;
+  if (boot.rank() == 0) id = (std::random_device{}() * 0x100000001ULL) ^ static_cast<std::uint64_t>(::getpid());
+  std::vector<std::uint8_t> mine(8);
+  std::memcpy(mine.data(), &id, 8);
+  const auto all = boot.allgather(mine);
+  std::memcpy(&id, all.at(0).data(), 8);
+  return id;
+}
+
+// This rank's own segment `name`, created (it must not exist), sized and mapped;
+// on failure the name is unlinked again.
+std::byte* create_segment(const std::string& name, std::uint64_t bytes) {
+  Fd fd{::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
+  if (fd.fd < 0) throw RunError(fmt::format("shm_open {}: {}", name, std::strerror(errno)));
+  if (::ftruncate(fd.fd, static_cast<off_t>(bytes)) != 0) {
+    const int e = errno;
+    ::shm_unlink(name.c_str());
+    throw RunError(
+        fmt::format("ftruncate of {} to {} bytes: {} (is /dev/shm large enough?)", name, bytes, std::strerror(e)));
+  }
+  try {
+    return map_segment(fd.fd, bytes, name);
+  } catch (...) {
+    ::shm_unlink(name.c_str());
+    throw;
+  }
+}
+
 }  // namespace
 
 ShmWorld::ShmWorld(ctrl::Bootstrap& boot, std::span<const std::uint32_t> peers, std::uint64_t arena_bytes,
@@ -68,30 +98,9 @@ ShmWorld::ShmWorld(ctrl::Bootstrap& boot, std::span<const std::uint32_t> peers, 
   }
   std::sort(peers_.begin(), peers_.end());
   peers_.erase(std::unique(peers_.begin(), peers_.end()), peers_.end());
-  // Rank 0 draws the segments' id; every rank learns it from the gather.
-  std::uint64_t id = 0;
-  if (rank_ == 0) id = (std::random_device{}() * 0x100000001ULL) ^ static_cast<std::uint64_t>(::getpid());
-  std::vector<std::uint8_t> mine(8);
-  std::memcpy(mine.data(), &id, 8);
-  const auto all = boot.allgather(mine);
-  std::memcpy(&id, all.at(0).data(), 8);
+  const std::uint64_t id = segment_id(boot);
   const std::string own = segment_name(id, rank_);
-  {
-    Fd fd{::shm_open(own.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
-    if (fd.fd < 0) throw RunError(fmt::format("shm_open {}: {}", own, std::strerror(errno)));
-    if (::ftruncate(fd.fd, static_cast<off_t>(map_bytes_)) != 0) {
-      const int e = errno;
-      ::shm_unlink(own.c_str());
-      throw RunError(fmt::format("ftruncate of {} to {} bytes: {} (is /dev/shm large enough?)", own, map_bytes_,
-                                 std::strerror(e)));
-    }
-    try {
-      maps_[rank_] = map_segment(fd.fd, map_bytes_, own);
-    } catch (...) {
-      ::shm_unlink(own.c_str());
-      throw;
-    }
-  }
+  maps_[rank_] = create_segment(own, map_bytes_);
   std::string problem;
   try {
     boot.barrier();  // every segment exists

@@ -138,6 +138,10 @@ class Bootstrap {
  private:
   explicit Bootstrap(BootstrapConfig config);
   void rendezvous_root();
+  [[noreturn]] void rendezvous_timed_out(const Listener& listener);
+  [[noreturn]] void reject_early_frame(std::uint32_t rank);
+  // Accepts one connection and checks its Hello; true when a rank joined.
+  bool admit(Listener& listener, const Hello& mine, std::chrono::steady_clock::time_point deadline);
   // What is wrong with a rank's Hello at the rendezvous; "" when nothing.
   [[nodiscard]] std::string hello_problem(const Hello& theirs, const Channel& ch) const;
   void send_host_table();

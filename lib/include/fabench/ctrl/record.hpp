@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -70,5 +72,61 @@ class Record {
 
 // "f64", "u64", "f64 list": a kind's name in messages.
 [[nodiscard]] std::string_view field_kind_name(std::size_t kind) noexcept;
+
+// A result struct's fields by name, declared once beside the struct:
+//   static constexpr auto record_fields() {
+//     return std::tuple{ctrl::RecordField{"seconds", &RankResult::seconds}, ...};
+//   }
+// write_fields(s) makes its Record, read_fields(r, s) fills it back (RecordError
+// naming a missing field). A double is an f64, a bool or an integer a u64, a
+// std::vector<double> an f64 list.
+template <typename T, typename M>
+struct RecordField {
+  std::string_view name;
+  M T::*member;
+};
+
+template <typename T>
+[[nodiscard]] Record write_fields(const T& s) {
+  Record r;
+  std::apply(
+      [&](const auto&... f) {
+        const auto put = [&](std::string_view name, const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, double>) {
+            r.set_f64(name, v);
+          } else if constexpr (std::is_same_v<V, std::vector<double>>) {
+            r.set_list(name, v);
+          } else {
+            static_assert(std::is_integral_v<V>, "a record field is a double, an integer, a bool or a vector<double>");
+            r.set_u64(name, static_cast<std::uint64_t>(v));
+          }
+        };
+        (put(f.name, s.*(f.member)), ...);
+      },
+      T::record_fields());
+  return r;
+}
+
+template <typename T>
+void read_fields(const Record& r, T& s) {
+  std::apply(
+      [&](const auto&... f) {
+        const auto get = [&](std::string_view name, auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, double>) {
+            v = r.f64(name);
+          } else if constexpr (std::is_same_v<V, std::vector<double>>) {
+            v = r.list(name);
+          } else if constexpr (std::is_same_v<V, bool>) {
+            v = r.u64(name) != 0;
+          } else {
+            v = static_cast<V>(r.u64(name));
+          }
+        };
+        (get(f.name, s.*(f.member)), ...);
+      },
+      T::record_fields());
+}
 
 }  // namespace fabench::ctrl

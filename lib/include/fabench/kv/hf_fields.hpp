@@ -57,6 +57,10 @@ struct HfFields {
   }
 };
 
+// A config's model name: `_name_or_path` of the top object, else `model_type` of `f` (the
+// object the shape came from), else the file's stem.
+[[nodiscard]] std::string hf_model_name(const HfFields& top, const HfFields& f, const std::filesystem::path& path);
+
 // The file parsed; "cannot open", "not JSON (parse error at byte N)" or "not JSON (a number out of
 // range)" otherwise.
 [[nodiscard]] nlohmann::json parse_hf_file(const std::filesystem::path& path, const std::string& file);

@@ -50,17 +50,24 @@ struct TransferResult {
   bool ok = true;
   std::string error;
   int closed_channel = -1;
-  std::uint64_t wrong_pages = 0;           // decode ranks: pages that failed the check, all iterations
-  std::uint64_t wrs = 0;                   // posted per iteration (initiators)
-  std::uint64_t bytes = 0;                 // moved per iteration (initiators)
-  std::vector<double> iteration_seconds;   // initiators: n
-  std::vector<double> request_seconds;     // initiators: n x batch, iteration-major
+  std::uint64_t wrong_pages = 0;          // decode ranks: pages that failed the check, all iterations
+  std::uint64_t wrs = 0;                  // posted per iteration (initiators)
+  std::uint64_t bytes = 0;                // moved per iteration (initiators)
+  std::vector<double> iteration_seconds;  // initiators: n
+  std::vector<double> request_seconds;    // initiators: n x batch, iteration-major
 
   // The numbers by name: wrong_pages, wrs, bytes (u64); iteration_seconds,
   // request_seconds (f64 lists). from_record throws ctrl::RecordError naming a
   // field that is missing or of another kind, or when request_seconds is not
   // a whole number of requests per iteration.
-  [[nodiscard]] ctrl::Record to_record() const;
+  static constexpr auto record_fields() {
+    return std::tuple{ctrl::RecordField{"wrong_pages", &TransferResult::wrong_pages},
+                      ctrl::RecordField{"wrs", &TransferResult::wrs},
+                      ctrl::RecordField{"bytes", &TransferResult::bytes},
+                      ctrl::RecordField{"iteration_seconds", &TransferResult::iteration_seconds},
+                      ctrl::RecordField{"request_seconds", &TransferResult::request_seconds}};
+  }
+  [[nodiscard]] ctrl::Record to_record() const { return ctrl::write_fields(*this); }
   [[nodiscard]] static TransferResult from_record(const ctrl::Record& r);
   [[nodiscard]] world::RankReport to_report() const;
   // A report whose record does not read is a failed rank (an ok one's error names the field).
@@ -113,8 +120,7 @@ class Transfer {
   [[nodiscard]] bool heartbeat(std::string& error) noexcept;
   [[nodiscard]] bool wait_for(std::uint32_t kind, std::uint64_t count, bool sends_too, world::Waiter& waiter,
                               TransferResult& r, const char* what);
-  [[nodiscard]] bool run_iteration(std::uint64_t it, world::Waiter& waiter, world::Waiter& passive,
-                                   TransferResult& r);
+  [[nodiscard]] bool run_iteration(std::uint64_t it, world::Waiter& waiter, world::Waiter& passive, TransferResult& r);
   void record(TransferResult& r) const;
   void start_iteration() noexcept;
   void poison() noexcept;
@@ -126,12 +132,12 @@ class Transfer {
   std::uint32_t side_rank_;
   std::uint32_t batch_;
   std::uint64_t pool_bytes_;
-  std::vector<Queue> queues_;          // the lanes this rank posts on
-  std::vector<std::uint32_t> notify_;  // world ranks told "ready" (push) / "free" (pull)
-  std::vector<std::uint32_t> targets_; // world ranks this rank's WRs go to: sent heartbeats
-  std::uint64_t expected_done_ = 0;    // push, decode: done immediates per iteration
-  std::uint64_t expected_ready_ = 0;   // push, prefill: ready immediates per iteration
-  std::uint64_t expected_free_ = 0;    // pull, prefill: free immediates per iteration
+  std::vector<Queue> queues_;           // the lanes this rank posts on
+  std::vector<std::uint32_t> notify_;   // world ranks told "ready" (push) / "free" (pull)
+  std::vector<std::uint32_t> targets_;  // world ranks this rank's WRs go to: sent heartbeats
+  std::uint64_t expected_done_ = 0;     // push, decode: done immediates per iteration
+  std::uint64_t expected_ready_ = 0;    // push, prefill: ready immediates per iteration
+  std::uint64_t expected_free_ = 0;     // pull, prefill: free immediates per iteration
   std::uint64_t wrs_ = 0;
   std::uint64_t bytes_ = 0;
   // Run state.
@@ -140,9 +146,9 @@ class Transfer {
   std::uint64_t t0_ = 0;
   std::uint64_t last_heartbeat_ = 0;
   std::uint64_t heartbeat_ns_ = 1'000'000'000;  // run(): ctrl::keepalive_interval(watch.stall)
-  std::vector<std::uint32_t> finals_left_;   // per request: lanes whose last WR has not completed
-  std::vector<std::uint32_t> finals_;        // per request: lanes carrying it
-  std::vector<std::uint64_t> request_done_;  // per request: ns
+  std::vector<std::uint32_t> finals_left_;      // per request: lanes whose last WR has not completed
+  std::vector<std::uint32_t> finals_;           // per request: lanes carrying it
+  std::vector<std::uint64_t> request_done_;     // per request: ns
   std::size_t busy_queues_ = 0;
 };
 

@@ -76,8 +76,20 @@ struct RunResult {
   // received, wrong (u64), seconds (f64). Not error or peer_lost (the Result
   // carries the error). from_record throws ctrl::RecordError naming a field
   // that is missing or of another kind.
-  [[nodiscard]] ctrl::Record to_record() const;
-  [[nodiscard]] static RunResult from_record(const ctrl::Record& r);
+  static constexpr auto record_fields() {
+    return std::tuple{ctrl::RecordField{"ok", &RunResult::ok},
+                      ctrl::RecordField{"seconds", &RunResult::seconds},
+                      ctrl::RecordField{"messages", &RunResult::messages},
+                      ctrl::RecordField{"bytes", &RunResult::bytes},
+                      ctrl::RecordField{"received", &RunResult::received},
+                      ctrl::RecordField{"wrong", &RunResult::wrong}};
+  }
+  [[nodiscard]] ctrl::Record to_record() const { return ctrl::write_fields(*this); }
+  [[nodiscard]] static RunResult from_record(const ctrl::Record& r) {
+    RunResult out;
+    ctrl::read_fields(r, out);
+    return out;
+  }
 };
 
 // Before a run: zero the ping-pong flags and top up receive queues, so that

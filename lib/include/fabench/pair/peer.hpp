@@ -157,6 +157,9 @@ class Leader {
 
  private:
   void setup(const TestSpec& spec);
+  void build_local(const TestSpec& spec, const ctrl::Result& r, std::size_t remote_offered,
+                   std::unique_ptr<Side>& side, std::unique_ptr<LoadStream>& load);
+  [[nodiscard]] std::string finish_run(Outcome& out, const harness::Counters& before);
   void connect_cm(Side& side, const ctrl::Result& setup_result);
   // The follower's json beside its setup "ok" (cm_port, reversed): an object, empty when it sent none.
   [[nodiscard]] nlohmann::json setup_reply(const ctrl::Result& setup_result) const;

@@ -8,10 +8,16 @@
 #include <infiniband/verbs.h>
 
 #include "fabench/verbs/endpoint.hpp"
+#include "fabench/verbs/handle.hpp"
 
 namespace fabench::verbs {
 
 class ProtectionDomain;
+
+template <>
+struct HandleTraits<ibv_ah> {
+  static void destroy(ibv_ah* ah) noexcept;
+};
 
 // Address vector to `remote`. A GRH (is_global) is added when the remote has
 // a GID (remote.gid_index >= 0) — always on RoCE, where the GID is the
@@ -26,26 +32,20 @@ class AddressHandle {
   // From an address vector someone else resolved (rdma_cm's UD route).
   AddressHandle(const ProtectionDomain& pd, const ibv_ah_attr& attr, std::uint32_t remote_qpn,
                 std::uint32_t remote_qkey);
-  ~AddressHandle();
-  AddressHandle(AddressHandle&& other) noexcept;
-  AddressHandle& operator=(AddressHandle&& other) noexcept;
-  AddressHandle(const AddressHandle&) = delete;
-  AddressHandle& operator=(const AddressHandle&) = delete;
 
-  [[nodiscard]] ibv_ah* get() const noexcept { return ah_; }
+  [[nodiscard]] ibv_ah* get() const noexcept { return ah_.get(); }
   [[nodiscard]] std::uint32_t remote_qpn() const noexcept { return remote_qpn_; }
   [[nodiscard]] std::uint32_t remote_qkey() const noexcept { return remote_qkey_; }
 
   // Points a UD send WR at this address.
   void address(ibv_send_wr& wr) const noexcept {
-    wr.wr.ud.ah = ah_;
+    wr.wr.ud.ah = ah_.get();
     wr.wr.ud.remote_qpn = remote_qpn_;
     wr.wr.ud.remote_qkey = remote_qkey_;
   }
 
  private:
-  void reset() noexcept;
-  ibv_ah* ah_ = nullptr;
+  Handle<ibv_ah> ah_;
   std::uint32_t remote_qpn_ = 0;
   std::uint32_t remote_qkey_ = 0;
 };

@@ -20,6 +20,7 @@
 
 #include <sys/socket.h>
 
+#include "fabench/verbs/handle.hpp"
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -40,56 +41,55 @@ namespace fabench::verbs {
 // `addr` with its port set to `port` (host order).
 [[nodiscard]] sockaddr_storage with_port(const sockaddr_storage& addr, std::uint16_t port) noexcept;
 
+template <>
+struct HandleTraits<rdma_cm_event> {
+  static void destroy(rdma_cm_event* event) noexcept;
+};
+template <>
+struct HandleTraits<rdma_event_channel> {
+  static void destroy(rdma_event_channel* channel) noexcept;
+};
+template <>
+struct HandleTraits<rdma_cm_id> {
+  static void destroy(rdma_cm_id* id) noexcept;  // its QP first, when it has one
+};
+
 class CmEvent {
  public:
   CmEvent() = default;
   explicit CmEvent(rdma_cm_event* event) noexcept : event_(event) {}
-  ~CmEvent();
-  CmEvent(CmEvent&& other) noexcept;
-  CmEvent& operator=(CmEvent&& other) noexcept;
-  CmEvent(const CmEvent&) = delete;
-  CmEvent& operator=(const CmEvent&) = delete;
 
-  [[nodiscard]] const rdma_cm_event& get() const noexcept { return *event_; }
-  [[nodiscard]] rdma_cm_event_type type() const noexcept { return event_->event; }
-  [[nodiscard]] rdma_cm_id* id() const noexcept { return event_->id; }
+  [[nodiscard]] const rdma_cm_event& get() const noexcept { return *event_.get(); }
+  [[nodiscard]] rdma_cm_event_type type() const noexcept { return event_.get()->event; }
+  [[nodiscard]] rdma_cm_id* id() const noexcept { return event_.get()->id; }
   // "RDMA_CM_EVENT_REJECTED (status 28)".
   [[nodiscard]] std::string describe() const;
 
  private:
-  void reset() noexcept;
-  rdma_cm_event* event_ = nullptr;
+  Handle<rdma_cm_event> event_;
 };
 
 class CmChannel {
  public:
   CmChannel();
-  ~CmChannel();
-  CmChannel(const CmChannel&) = delete;
-  CmChannel& operator=(const CmChannel&) = delete;
 
-  [[nodiscard]] rdma_event_channel* get() const noexcept { return channel_; }
+  [[nodiscard]] rdma_event_channel* get() const noexcept { return channel_.get(); }
   // The next event on this channel; throws VerbsError ETIMEDOUT
   // ("no rdma_cm event ... while <what>") when none comes before `deadline`.
   [[nodiscard]] CmEvent next(std::chrono::steady_clock::time_point deadline, std::string_view what) const;
 
  private:
-  rdma_event_channel* channel_ = nullptr;
+  Handle<rdma_event_channel> channel_;
 };
 
 class CmId {
  public:
   CmId() = default;
   explicit CmId(rdma_cm_id* id) noexcept : id_(id) {}
-  ~CmId();
-  CmId(CmId&& other) noexcept;
-  CmId& operator=(CmId&& other) noexcept;
-  CmId(const CmId&) = delete;
-  CmId& operator=(const CmId&) = delete;
 
-  [[nodiscard]] rdma_cm_id* get() const noexcept { return id_; }
-  [[nodiscard]] explicit operator bool() const noexcept { return id_ != nullptr; }
-  [[nodiscard]] ibv_qp* qp() const noexcept { return id_ != nullptr ? id_->qp : nullptr; }
+  [[nodiscard]] rdma_cm_id* get() const noexcept { return id_.get(); }
+  [[nodiscard]] explicit operator bool() const noexcept { return id_.get() != nullptr; }
+  [[nodiscard]] ibv_qp* qp() const noexcept { return id_.get() != nullptr ? id_.get()->qp : nullptr; }
   // The device the id is bound to ("" before it is).
   [[nodiscard]] std::string device_name() const;
   // The local port (host order): a listener's, after port 0 picked one.
@@ -109,8 +109,7 @@ class CmId {
   void set_tos(std::uint8_t tos);
 
  private:
-  void reset() noexcept;
-  rdma_cm_id* id_ = nullptr;
+  Handle<rdma_cm_id> id_;
 };
 
 // A passive id for QPs of `type`, bound to `addr` (port 0: a free one) and

@@ -8,36 +8,41 @@
 #include <cstdint>
 #include <span>
 
+#include "fabench/verbs/handle.hpp"
 #include <infiniband/verbs.h>
 
 namespace fabench::verbs {
 
 class Device;
 
+template <>
+struct HandleTraits<ibv_comp_channel> {
+  static void destroy(ibv_comp_channel* channel) noexcept;
+};
+template <>
+struct HandleTraits<ibv_cq> {
+  static void destroy(ibv_cq* cq) noexcept;
+};
+
 class CompletionQueue {
  public:
   // min_cqe: entries at least (providers may round up; see capacity()).
   CompletionQueue(const Device& device, int min_cqe, bool with_channel = false, int comp_vector = 0);
-  ~CompletionQueue();
-  CompletionQueue(CompletionQueue&& other) noexcept;
-  CompletionQueue& operator=(CompletionQueue&& other) noexcept;
-  CompletionQueue(const CompletionQueue&) = delete;
-  CompletionQueue& operator=(const CompletionQueue&) = delete;
 
-  [[nodiscard]] ibv_cq* get() const noexcept { return cq_; }
-  [[nodiscard]] int capacity() const noexcept { return cq_->cqe; }
-  [[nodiscard]] bool has_channel() const noexcept { return channel_ != nullptr; }
+  [[nodiscard]] ibv_cq* get() const noexcept { return cq_.get(); }
+  [[nodiscard]] int capacity() const noexcept { return cq_.get()->cqe; }
+  [[nodiscard]] bool has_channel() const noexcept { return channel_.get() != nullptr; }
 
   // Up to wcs.size() completions into wcs; returns how many (>= 0), or < 0
   // on a CQ error (ibv_poll_cq only promises a negative value).
   [[nodiscard]] int poll(std::span<ibv_wc> wcs) const noexcept {
-    return ibv_poll_cq(cq_, static_cast<int>(wcs.size()), wcs.data());
+    return ibv_poll_cq(cq_.get(), static_cast<int>(wcs.size()), wcs.data());
   }
 
   // Requests one event for the next completion (all completions, or only
   // solicited ones). Returns 0 or the error number. Event mode only.
   [[nodiscard]] int arm(bool solicited_only = false) const noexcept {
-    return ibv_req_notify_cq(cq_, solicited_only ? 1 : 0);
+    return ibv_req_notify_cq(cq_.get(), solicited_only ? 1 : 0);
   }
 
   // Waits up to timeout_ms for the armed event: 1 event received (and
@@ -47,9 +52,8 @@ class CompletionQueue {
   [[nodiscard]] int wait_event(int timeout_ms) const noexcept;
 
  private:
-  void reset() noexcept;
-  ibv_comp_channel* channel_ = nullptr;
-  ibv_cq* cq_ = nullptr;
+  Handle<ibv_comp_channel> channel_;  // declared first: it outlives the CQ
+  Handle<ibv_cq> cq_;
 };
 
 }  // namespace fabench::verbs

@@ -18,23 +18,28 @@
 #include <infiniband/verbs.h>
 
 #include "fabench/verbs/gid.hpp"
+#include "fabench/verbs/handle.hpp"
 #include "fabench/verbs/port.hpp"
 
 namespace fabench::verbs {
+
+template <>
+struct HandleTraits<ibv_device*> {
+  static void destroy(ibv_device** list) noexcept;
+};
+template <>
+struct HandleTraits<ibv_context> {
+  static void destroy(ibv_context* context) noexcept;
+};
 
 class DeviceList {
  public:
   // Throws VerbsError (ibv_get_device_list) when libibverbs cannot list
   // devices; an empty list is not an error here (Device::open reports it).
   DeviceList();
-  ~DeviceList();
-  DeviceList(DeviceList&& other) noexcept;
-  DeviceList& operator=(DeviceList&& other) noexcept;
-  DeviceList(const DeviceList&) = delete;
-  DeviceList& operator=(const DeviceList&) = delete;
 
   [[nodiscard]] std::span<ibv_device* const> devices() const noexcept {
-    return {list_, static_cast<std::size_t>(count_)};
+    return {list_.get(), static_cast<std::size_t>(count_)};
   }
   [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(count_); }
   [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
@@ -43,8 +48,7 @@ class DeviceList {
   [[nodiscard]] ibv_device* find(std::string_view name) const noexcept;
 
  private:
-  void reset() noexcept;
-  ibv_device** list_ = nullptr;
+  Handle<ibv_device*> list_;
   int count_ = 0;
 };
 
@@ -82,13 +86,7 @@ class Device {
   // like an opened one, never closed by this object.
   [[nodiscard]] static Device borrow(ibv_context* context);
 
-  ~Device();
-  Device(Device&& other) noexcept;
-  Device& operator=(Device&& other) noexcept;
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-
-  [[nodiscard]] ibv_context* get() const noexcept { return context_; }
+  [[nodiscard]] ibv_context* get() const noexcept { return context_.get(); }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const ibv_device_attr& raw_attr() const noexcept { return attr_; }
 
@@ -110,15 +108,13 @@ class Device {
 
  private:
   Device() = default;
-  void reset() noexcept;
 
-  ibv_context* context_ = nullptr;
+  Handle<ibv_context> context_;  // borrowed (not closed): librdmacm's (borrow())
   std::string name_;
   ibv_device_attr attr_{};
   mutable std::optional<std::uint32_t> max_inline_rc_;
   mutable std::optional<std::uint32_t> max_inline_uc_;
   mutable std::optional<std::uint32_t> max_inline_ud_;
-  bool owned_ = true;
 };
 
 // Reads <sysfs_root>/<device>/device/numa_node; -1 if absent or unreadable.

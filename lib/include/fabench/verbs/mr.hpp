@@ -13,10 +13,16 @@
 #include <infiniband/verbs.h>
 
 #include "fabench/verbs/endpoint.hpp"
+#include "fabench/verbs/handle.hpp"
 
 namespace fabench::verbs {
 
 class ProtectionDomain;
+
+template <>
+struct HandleTraits<ibv_mr> {
+  static void destroy(ibv_mr* mr) noexcept;
+};
 
 enum class HugePages {
   kNo,       // normal pages
@@ -54,18 +60,13 @@ class MemoryRegion {
   // buffers and read/atomic results, REMOTE_* for what peers may do).
   MemoryRegion(const ProtectionDomain& pd, void* addr, std::size_t bytes, int access);
   MemoryRegion(const ProtectionDomain& pd, const HostBuffer& buffer, int access);
-  ~MemoryRegion();
-  MemoryRegion(MemoryRegion&& other) noexcept;
-  MemoryRegion& operator=(MemoryRegion&& other) noexcept;
-  MemoryRegion(const MemoryRegion&) = delete;
-  MemoryRegion& operator=(const MemoryRegion&) = delete;
 
-  [[nodiscard]] ibv_mr* get() const noexcept { return mr_; }
-  [[nodiscard]] std::uint32_t lkey() const noexcept { return mr_->lkey; }
-  [[nodiscard]] std::uint32_t rkey() const noexcept { return mr_->rkey; }
-  [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(mr_->addr); }
-  [[nodiscard]] std::uint64_t addr() const noexcept { return reinterpret_cast<std::uintptr_t>(mr_->addr); }
-  [[nodiscard]] std::size_t length() const noexcept { return mr_->length; }
+  [[nodiscard]] ibv_mr* get() const noexcept { return mr_.get(); }
+  [[nodiscard]] std::uint32_t lkey() const noexcept { return mr_.get()->lkey; }
+  [[nodiscard]] std::uint32_t rkey() const noexcept { return mr_.get()->rkey; }
+  [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(mr_.get()->addr); }
+  [[nodiscard]] std::uint64_t addr() const noexcept { return reinterpret_cast<std::uintptr_t>(mr_.get()->addr); }
+  [[nodiscard]] std::size_t length() const noexcept { return mr_.get()->length; }
   [[nodiscard]] int access() const noexcept { return access_; }
 
   // A scatter/gather entry for [offset, offset + bytes) of this region.
@@ -76,8 +77,7 @@ class MemoryRegion {
   void describe(Endpoint& endpoint) const noexcept;
 
  private:
-  void reset() noexcept;
-  ibv_mr* mr_ = nullptr;
+  Handle<ibv_mr> mr_;
   int access_ = 0;
 };
 

@@ -7,26 +7,27 @@
 
 #include <infiniband/verbs.h>
 
+#include "fabench/verbs/handle.hpp"
+
 namespace fabench::verbs {
 
 class Device;
 
+template <>
+struct HandleTraits<ibv_pd> {
+  static void destroy(ibv_pd* pd) noexcept;
+};
+
 class ProtectionDomain {
  public:
   explicit ProtectionDomain(const Device& device);
-  ~ProtectionDomain();
-  ProtectionDomain(ProtectionDomain&& other) noexcept;
-  ProtectionDomain& operator=(ProtectionDomain&& other) noexcept;
-  ProtectionDomain(const ProtectionDomain&) = delete;
-  ProtectionDomain& operator=(const ProtectionDomain&) = delete;
 
-  [[nodiscard]] ibv_pd* get() const noexcept { return pd_; }
-  [[nodiscard]] ibv_context* context() const noexcept { return pd_ != nullptr ? pd_->context : nullptr; }
+  [[nodiscard]] ibv_pd* get() const noexcept { return pd_.get(); }
+  [[nodiscard]] ibv_context* context() const noexcept { return pd_.get() != nullptr ? pd_.get()->context : nullptr; }
   [[nodiscard]] std::string device_name() const;
 
  private:
-  void reset() noexcept;
-  ibv_pd* pd_ = nullptr;
+  Handle<ibv_pd> pd_;
 };
 
 }  // namespace fabench::verbs

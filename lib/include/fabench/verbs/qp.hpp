@@ -15,11 +15,17 @@
 
 #include "fabench/verbs/endpoint.hpp"
 #include "fabench/verbs/error.hpp"
+#include "fabench/verbs/handle.hpp"
 
 namespace fabench::verbs {
 
 class ProtectionDomain;
 class CompletionQueue;
+
+template <>
+struct HandleTraits<ibv_qp> {
+  static void destroy(ibv_qp* qp) noexcept;
+};
 
 struct QpCaps {
   std::uint32_t max_send_wr = 128;
@@ -75,14 +81,9 @@ class QueuePair {
   // destroys it): this object posts on it and never destroys it. Its state
   // is queried once here.
   [[nodiscard]] static QueuePair borrow(ibv_qp* qp, const ibv_qp_cap& caps);
-  ~QueuePair();
-  QueuePair(QueuePair&& other) noexcept;
-  QueuePair& operator=(QueuePair&& other) noexcept;
-  QueuePair(const QueuePair&) = delete;
-  QueuePair& operator=(const QueuePair&) = delete;
 
-  [[nodiscard]] ibv_qp* get() const noexcept { return qp_; }
-  [[nodiscard]] std::uint32_t qpn() const noexcept { return qp_->qp_num; }
+  [[nodiscard]] ibv_qp* get() const noexcept { return qp_.get(); }
+  [[nodiscard]] std::uint32_t qpn() const noexcept { return qp_.get()->qp_num; }
   [[nodiscard]] ibv_qp_type type() const noexcept { return type_; }
   // Capacities as granted by the provider (may exceed what was asked).
   [[nodiscard]] const ibv_qp_cap& caps() const noexcept { return caps_; }
@@ -111,17 +112,17 @@ class QueuePair {
   // --- data path -----------------------------------------------------------
   [[nodiscard]] int post_send(ibv_send_wr& wr) const noexcept {
     ibv_send_wr* bad = nullptr;
-    return ibv_post_send(qp_, &wr, &bad);
+    return ibv_post_send(qp_.get(), &wr, &bad);
   }
   [[nodiscard]] int post_send(ibv_send_wr& wr, ibv_send_wr*& bad) const noexcept {
-    return ibv_post_send(qp_, &wr, &bad);
+    return ibv_post_send(qp_.get(), &wr, &bad);
   }
   [[nodiscard]] int post_recv(ibv_recv_wr& wr) const noexcept {
     ibv_recv_wr* bad = nullptr;
-    return ibv_post_recv(qp_, &wr, &bad);
+    return ibv_post_recv(qp_.get(), &wr, &bad);
   }
   [[nodiscard]] int post_recv(ibv_recv_wr& wr, ibv_recv_wr*& bad) const noexcept {
-    return ibv_post_recv(qp_, &wr, &bad);
+    return ibv_post_recv(qp_.get(), &wr, &bad);
   }
 
   // A VerbsError for a non-zero post_send() rc, with a hint: an opcode the QP
@@ -132,15 +133,13 @@ class QueuePair {
 
  private:
   QueuePair() = default;
-  void reset() noexcept;
   void modify(ibv_qp_attr& attr, int mask, ibv_qp_state target, const std::string& detail);
 
-  ibv_qp* qp_ = nullptr;
+  Handle<ibv_qp> qp_;  // borrowed (not destroyed) for rdma_cm's QPs
   ibv_qp_type type_ = IBV_QPT_RC;
   ibv_qp_cap caps_{};
   std::uint32_t psn_ = 0;
   ibv_qp_state state_ = IBV_QPS_RESET;
-  bool owned_ = true;
 };
 
 // Whether a QP type can carry a send opcode (RC: all; UC: write, write-imm,

@@ -1,0 +1,119 @@
+#include "fabench/congest/flows.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "fabench/base/error.hpp"
+
+namespace fabench::congest {
+
+namespace {
+
+constexpr std::array<std::pair<Pattern, std::string_view>, 4> kPatterns{{
+    {Pattern::kIncast, "incast"},
+    {Pattern::kPutIncast, "put-incast"},
+    {Pattern::kGetBroadcast, "get-broadcast"},
+    {Pattern::kAllToAll, "all-to-all"},
+}};
+
+std::string known_patterns() {
+  std::vector<std::string_view> names;
+  for (const auto& [p, n] : kPatterns) names.push_back(n);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The congestors other than the target, rotated to start after it, the first `senders` of them.
+std::vector<std::uint32_t> others(const Roles& roles, std::uint32_t target, std::uint32_t senders) {
+  std::vector<std::uint32_t> out;
+  const auto& c = roles.congestors;
+  const auto at = static_cast<std::size_t>(std::find(c.begin(), c.end(), target) - c.begin());
+  for (std::size_t k = 1; k < c.size(); ++k) out.push_back(c[(at + k) % c.size()]);
+  if (senders > out.size()) {
+    throw UserError(fmt::format("--ratio {}:1 needs {} congestors besides the target; there are {}", senders, senders,
+                                out.size()));
+  }
+  if (senders > 0) out.resize(senders);
+  return out;
+}
+
+}  // namespace
+
+std::string_view pattern_name(Pattern p) {
+  for (const auto& [q, n] : kPatterns) {
+    if (q == p) return n;
+  }
+  return "?";
+}
+
+std::string_view flow_op_name(FlowOp op) {
+  switch (op) {
+    case FlowOp::kSend: return "send";
+    case FlowOp::kWrite: return "write";
+    case FlowOp::kRead: return "read";
+  }
+  return "?";
+}
+
+std::vector<Pattern> parse_patterns(std::string_view list) {
+  if (list == "all") return {Pattern::kIncast, Pattern::kPutIncast, Pattern::kGetBroadcast, Pattern::kAllToAll};
+  std::vector<Pattern> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view name = list.substr(start, comma - start);
+    const auto it = std::find_if(kPatterns.begin(), kPatterns.end(), [&](const auto& e) { return e.second == name; });
+    if (it == kPatterns.end()) {
+      throw UserError(fmt::format("unknown congestor pattern \"{}\" (known: {}, or all)", name, known_patterns()));
+    }
+    if (std::find(out.begin(), out.end(), it->first) != out.end()) {
+      throw UserError(fmt::format("congestor pattern \"{}\" is named twice", name));
+    }
+    out.push_back(it->first);
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::uint32_t parse_ratio(std::string_view ratio) {
+  const std::size_t colon = ratio.find(':');
+  std::uint32_t n = 0;
+  const std::string_view head = ratio.substr(0, colon);
+  const auto [ptr, ec] = std::from_chars(head.data(), head.data() + head.size(), n);
+  const bool ok = colon != std::string_view::npos && ratio.substr(colon + 1) == "1" && !head.empty() &&
+                  ec == std::errc() && ptr == head.data() + head.size() && n >= 1;
+  if (!ok) throw UserError(fmt::format("--ratio \"{}\" is not N:1 with N >= 1 senders into one target", ratio));
+  return n;
+}
+
+std::vector<Flow> congestor_flows(Pattern p, const Roles& roles, std::uint32_t target, std::uint32_t senders) {
+  const auto& c = roles.congestors;
+  if (!std::binary_search(c.begin(), c.end(), target)) {
+    throw UserError(fmt::format("the target rank {} is not a congestor (congestors: {})", target, rank_ranges(c)));
+  }
+  std::vector<Flow> flows;
+  if (p == Pattern::kAllToAll) {
+    for (const auto a : c) {
+      for (const auto b : c) {
+        if (a != b) flows.push_back({a, b, FlowOp::kWrite});
+      }
+    }
+    return flows;
+  }
+  const FlowOp op = p == Pattern::kIncast ? FlowOp::kSend : (p == Pattern::kPutIncast ? FlowOp::kWrite : FlowOp::kRead);
+  for (const auto r : others(roles, target, senders)) flows.push_back({r, target, op});
+  return flows;
+}
+
+std::vector<std::uint32_t> receiving_ranks(const std::vector<Flow>& flows) {
+  std::vector<std::uint32_t> out;
+  for (const auto& f : flows) out.push_back(f.op == FlowOp::kRead ? f.initiator : f.peer);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace fabench::congest
