@@ -6,7 +6,7 @@ plain write of the same bytes and one notify per destination) is a bar beside it
 
 from .fmt import fmt_num
 from .model import Plot, Section, add_failed, collect_failed, link_lines, parsed, run_prefix, values_table
-from .names import EP_RE, ep_category, ep_group
+from .names import EP_RE, EP_X_LABEL, ep_categories, ep_category, ep_group
 
 
 def ep_tip(prefix, m, b):
@@ -43,7 +43,7 @@ def ep_group_plots(sec, runs, items):
     m0 = items[0][2]
     group = ep_group(m0)
     pid = f"{sec.id}-{m0['model']}-{m0['mode']}-{m0['dtype']}"
-    x = "tokens per rank and call, routing skew"
+    x = EP_X_LABEL
     has_ref = any(m["ref"] for _, _, m in items)
     lat = Plot(f"{pid}-latency", f"{group}: dispatch and combine", x, "time per call, slowest rank, p50 (µs)",
                x_scale="category")
@@ -60,16 +60,14 @@ def ep_group_plots(sec, runs, items):
     ep_bars(gb, sec, runs, items, group, [("dispatch", "dispatch_GBps", False), ("combine", "combine_GBps", False)])
     gb.adapt_y(link_lines(gb, runs, 1 / 8, "GB/s", tip_extra=" = port rate / 8, one rank's link"))
     for plot in (lat, recv, gb):
-        plot.categories = list(dict.fromkeys(ep_category(m) for _, _, m in
-                                             sorted(items, key=lambda i: (i[2]["skew"] != "uniform", int(i[2]["tokens"])))))
-    for plot in (lat, recv, gb):
+        plot.categories = ep_categories([m for _, _, m in items])
         sec.add(plot)
     ep_size_plot(sec, runs, items, pid, group)
 
 
 def ep_size_plot(sec, runs, items, pid, group):
-    """Against the EP size: where the runs have two or more rank counts."""
-    sizes = sorted({ep_ranks(r) for r in runs}, key=lambda s: int(s) if s.isdigit() else 0)
+    """Against the EP size: where this group's benchmarks ran at two or more rank counts."""
+    sizes = sorted({ep_ranks(r) for r, _, _ in items}, key=lambda s: int(s) if s.isdigit() else 0)
     if len(sizes) < 2:
         return
     plot = Plot(f"{pid}-epsize", f"{group}: dispatch and combine against the EP size", "EP size (ranks)",

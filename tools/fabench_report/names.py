@@ -84,6 +84,8 @@ def wr_curve(m):
 
 # ---- fabench-ep
 
+EP_X_LABEL = "tokens per rank and call, routing skew"
+
 def ep_group(m):
     """What one set of plots shows: a model in one mode and dispatch type."""
     return f"{m['model']}, {m['mode']}, {m['dtype']}"
@@ -92,3 +94,9 @@ def ep_group(m):
 def ep_category(m):
     """The bar group of a benchmark: its tokens (and skew unless uniform)."""
     return f"{m['tokens']} tokens" + (f", {m['skew']}" if m["skew"] != "uniform" else "")
+
+
+def ep_categories(matches):
+    """Uniform first, then by skew; within each by tokens."""
+    ordered = sorted(matches, key=lambda m: (m["skew"] != "uniform", m["skew"], int(m["tokens"])))
+    return list(dict.fromkeys(ep_category(m) for m in ordered))
