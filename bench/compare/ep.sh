@@ -22,7 +22,6 @@ set -euo pipefail
 prog=ep.sh
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$here/common.sh"   # wait_listen
 die() { echo "$prog: error: $*" >&2; exit 2; }
 
 usage() {
@@ -107,6 +106,7 @@ exec "\$@"
 EOF
 chmod +x "$tmp/rankdev.sh"
 mpirun_base=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+# shellcheck disable=SC2054  # commas inside MPI's arguments, not array separators
 if [[ $mpi == ucx ]]; then
   mpi_args=(--mca pml ucx --mca osc ucx --mca btl self -x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_IB_GID_INDEX=1
     -x UCX_UD_VERBS_ETH_DGID_CHECK=n -x UCX_RC_VERBS_TIMEOUT=10s)
@@ -118,14 +118,14 @@ free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0
 # The counts of (N, T): $tmp/counts-nN-tT (N lines of N copies) and "D C S" (bytes per copy
 # each way, the coll size) in $tmp/bytes-nN-tT.
 plan_counts() {  # N T
-  local n=$1 t=$2 f=$tmp/plan-n$1-t$2
+  local n=$1 t=$2 f=$tmp/plan-n$1-t$2 d c s
   "$EP" --plan --plan-copies --ep "$n" --model "$model" --tokens "$t" --mode normal >"$f" || die "fabench-ep --plan failed"
   awk '$1 == "copies" { sub(/.*: /, ""); print }' "$f" >"$tmp/counts-n$n-t$t"
-  awk -v n="$n" '$1 == "bytes" { d = $6; c = $8 }
-    END { printf "%d %d ", d, c }' "$f" >"$tmp/bytes-n$n-t$t"
+  read -r d c < <(awk '$1 == "bytes" { print $6, $8 }' "$f")
   # S: the mean bytes a rank dispatches (its own copies included), a multiple of 64 x N
-  awk -v n="$n" -v d="$(cut -d' ' -f1 "$tmp/bytes-n$n-t$t")" '{ for (i = 1; i <= NF; ++i) s += $i }
-    END { printf "%d\n", int(s * d / n / (64 * n)) * 64 * n }' "$tmp/counts-n$n-t$t" >>"$tmp/bytes-n$n-t$t"
+  s=$(awk -v n="$n" -v d="$d" '{ for (i = 1; i <= NF; ++i) s += $i }
+    END { printf "%d\n", int(s * d / n / (64 * n)) * 64 * n }' "$tmp/counts-n$n-t$t")
+  echo "$d $c $s" >"$tmp/bytes-n$n-t$t"
   [[ $(wc -l <"$tmp/counts-n$n-t$t") -eq $n ]] || die "fabench-ep --plan-copies printed no $n x $n counts ($f)"
 }
 

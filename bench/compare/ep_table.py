@@ -119,7 +119,8 @@ def verdict(vals, ok):
 
 def table_mpi_coll(rows):
     print("## (a) uniform, dispatch + combine: per-rank GB/s, fabench-ep / MPI_Alltoallv (goal >= 1.0)\n")
-    print("| ranks | tokens | fabric B/call | fabench-ep GB/s/rank | MPI GB/s/rank | ep / MPI | ep / MPI from p50s | goal |")
+    print("| ranks | tokens | fabric B/call | fabench-ep GB/s/rank | MPI GB/s/rank | ep / MPI | ep / MPI from p50s "
+          "| goal |")
     print("|---|---|---|---|---|---|---|---|")
     keys = sorted({(r["n"], r["t"]) for r in rows if r["tool"] == "mpi"})
     for n, t in keys:
@@ -144,7 +145,8 @@ def table_mpi_coll(rows):
                 best[r["pair"]] = r
         ratios = per_pair(ep, list(best.values()), lambda a, b: a["mean"] / b["mean"])
         algos = ",".join(sorted({r["tool"][5:] for r in best.values()}))
-        print(f"| {n} | {t} | {coll[0]['bytes']} | {algos} | {spread(ratios)} | {verdict(ratios, lambda m: m <= 1.15)} |")
+        print(f"| {n} | {t} | {coll[0]['bytes']} | {algos} | {spread(ratios)} | "
+              f"{verdict(ratios, lambda m: m <= 1.15)} |")
 
 
 def table_ll(rows):
@@ -173,7 +175,8 @@ def table_skew(rows):
     for n, t in sorted({(r["n"], r["t"]) for r in sk}):
         uni = pick(rows, tool="ep-skew", n=n, t=t, skew="uniform")
         print(f"| {n} | {t} | uniform | {uni[0]['rmax']:.0f} / {uni[0]['rmean']:.1f} | 1 | 1 |" if uni else "")
-        for skew in sorted({r["skew"] for r in sk if r["n"] == n and r["t"] == t}, key=lambda s: float(s.split(":")[1])):
+        skews = {r["skew"] for r in sk if r["n"] == n and r["t"] == t}
+        for skew in sorted(skews, key=lambda s: float(s.split(":")[1])):
             s = pick(sk, n=n, t=t, skew=skew)
             c = per_pair(s, uni, lambda x, y: x["c"] / y["c"])
             d = per_pair(s, uni, lambda x, y: x["d"] / y["d"])

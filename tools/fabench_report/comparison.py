@@ -7,8 +7,8 @@ import re
 from .fmt import ctx_text, fmt_bytes, fmt_num
 from .generic import generic_key
 from .model import Plot, Section, add_failed
-from .names import BW_RE, COLL_RE, EP_RE, EP_X_LABEL, KV_RE, KV_X_LABEL, LAT_RE, WR_RE, bw_what, ep_categories, ep_category, \
-    ep_group, kv_categories, kv_category, kv_group, kv_variant, lat_what, slug, wr_curve
+from .names import BW_RE, COLL_RE, EP_RE, EP_X_LABEL, KV_RE, KV_X_LABEL, LAT_RE, WR_RE, bw_what, ep_categories, \
+    ep_category, ep_group, kv_categories, kv_category, kv_group, kv_variant, lat_what, slug, wr_curve
 
 
 class Family:
