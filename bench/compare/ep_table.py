@@ -156,7 +156,8 @@ def table_ll(rows):
         return
     print("\n## (c) low-latency dispatch p50 against one write of the same bytes + one notify, same run "
           "(goal <= 1.3)\n")
-    print("| ranks | tokens | dispatch / write+notify | combine / its floor's combine | goal |")
+    print("| ranks | tokens | dispatch / write+notify | combine / the reference's combine (the same code: "
+          "noise) | goal |")
     print("|---|---|---|---|---|")
     for n, t in sorted({(r["n"], r["t"]) for r in ll}):
         a, b = pick(ll, n=n, t=t), pick(ref, n=n, t=t)
