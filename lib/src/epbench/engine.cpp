@@ -58,8 +58,10 @@ Engine::Engine(const world::World& world, const ep::EpPlan& plan, ep::Exchange e
       self_(world.rank()), n_(world.size()), base_(world.arena().data()), reference_(reference) {
   for (std::uint32_t r = 0; r < n_; ++r) layouts_.push_back(layout_of(plan, r));
   if (layouts_[self_].total > world.arena().length()) ep::fail("fabench-ep: the arena is smaller than the plan's layout");
-  for (std::uint32_t q = 0; q < n_; ++q) {
-    if (q == self_) continue;
+  // Peers from self + 1 on, wrapping (as fabench-coll's all-at-once all-to-all): writes are
+  // posted in this order, so not every rank writes to rank 0 first.
+  for (std::uint32_t i = 1; i < n_; ++i) {
+    const std::uint32_t q = (self_ + i) % n_;
     others_.push_back(q);
     if (plan.ranks[self_].copies_to[q] > 0) send_to_.push_back(q);
     if (plan.ranks[q].copies_to[self_] > 0) recv_from_.push_back(q);

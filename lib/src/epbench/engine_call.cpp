@@ -234,6 +234,7 @@ bool Engine::wait_for(unsigned p, Phase phase, const std::vector<std::uint32_t>&
     for (const std::uint32_t s : from) {
       if (box[s] == 0) missing.push_back(s);
     }
+    std::sort(missing.begin(), missing.end());
     w.r.error = fmt::format("no progress for {} s waiting for {} from ranks {} ({} writes not completed)",
                             w.watch.stall.count() / 1000, kPhaseNames[phase], fmt::join(missing, ","), outstanding_);
     return false;
