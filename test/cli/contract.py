@@ -30,6 +30,8 @@ BAD = [
     ("ep", ["--plan", "--tokens", "0"], "--tokens must be from 1 to 1048576 (got 0)"),
     ("ep", ["--plan", "--model", "mixtral-8x7b", "--ep", "16"], "8 experts cannot be placed on 16 ranks"),
     ("ep", ["--plan", "--dtype", "fp4"], "--dtype fp4: unknown dispatch dtype \"fp4\" (bf16 or fp8)"),
+    ("ep", ["--plan-copies"], "--plan-copies goes with --plan"),
+    ("ep", ["--plan", "--reference"], "--reference does not apply to --plan"),
     ("accept", ["--plan", "--nodes", "4", "--max-p99-us", "5"], "--max-p99-us does not apply to --plan"),
     ("accept", ["--plan", "--nodes", "4", "--min-bw-fraction", "0.5"], "--min-bw-fraction does not apply to --plan"),
     ("lat", ["--loopback", "--benchmark_format=xml"], "--benchmark_format xml: expected console, json or csv"),

@@ -15,6 +15,8 @@ on made-up raw results in perftest's and fabench's own formats.
   test_compare.py coll         coll.sh's coll_rows.py (mpi_coll lines, fabench-coll JSON after log lines,
                                a failed benchmark) and coll_table.py (medians, ratios to MPI and the link)
   test_compare.py kv           kv.sh's kv_tables.py: the efficiency table and the WR-rate pairs
+  test_compare.py ep           ep.sh's ep_table.py: rows from fabench-ep, mpi_ep and fabench-coll
+                               output, the goals' tables (per-pair ratios), a failed benchmark
 """
 import json
 import os
@@ -30,6 +32,7 @@ CALLGRIND_SUMMARY = os.path.join(HERE, "..", "..", "bench", "compare", "callgrin
 COLL_ROWS = os.path.join(HERE, "..", "..", "bench", "compare", "coll_rows.py")
 COLL_TABLE = os.path.join(HERE, "..", "..", "bench", "compare", "coll_table.py")
 KV_TABLES = os.path.join(HERE, "..", "..", "bench", "compare", "kv_tables.py")
+EP_TABLE = os.path.join(HERE, "..", "..", "bench", "compare", "ep_table.py")
 FIXTURES = os.path.join(HERE, "..", "report", "fixtures")
 
 LAT_HEADER = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
@@ -645,8 +648,69 @@ def kv(tmp):
     print("ok: kv.sh's efficiency table and WR-rate pairs")
 
 
+def ep(tmp):
+    """ep.sh's rows and tables from real fabench-ep outputs (the report's fixtures), an mpi_ep line
+    and a fabench-coll all-to-all document made up in its format."""
+    def rows(*args):
+        return subprocess.run([sys.executable, EP_TABLE, "--rows", *args], capture_output=True, text=True, check=False)
+    mpi = os.path.join(tmp, "mpi.out")
+    with open(mpi, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"label": "t16", "ranks": 2, "iters": 4, "dispatch_us": 60000.0, "combine_us": 60000.0,
+                            "dispatch_p99_us": 1, "combine_p99_us": 1, "mean_us": 120000.0, "fabric_bytes": 917504,
+                            "wrong": 0}) + "\n")
+    with open(os.path.join(FIXTURES, "ep_normal_2.json"), encoding="utf-8") as f:
+        ctx = json.load(f)["context"]
+    coll_doc = {"context": ctx, "benchmarks": [
+        {"name": f"alltoall/{a}/bf16/451584/iterations:4/manual_time", "run_type": "iteration", "iterations": 4,
+         "real_time": t, "cpu_time": 1, "time_unit": "us", "time_max_us": t, "wrong": 0}
+        for a, t in (("pairwise", 80000.0), ("allatonce", 50000.0))]}
+    coll_json, sizes = os.path.join(tmp, "coll.json"), os.path.join(tmp, "sizes")
+    with open(coll_json, "w", encoding="utf-8") as f:
+        f.write("fabench-coll: rank 0 up\n" + json.dumps(coll_doc))
+    with open(sizes, "w", encoding="utf-8") as f:
+        f.write("451584 16\n")
+    results = os.path.join(tmp, "results.tsv")
+    runs = [("ep", "1", "2", os.path.join(FIXTURES, "ep_normal_2.json"), "uniform"), ("mpi", "1", "16", mpi),
+            ("coll", "1", "2", coll_json, sizes), ("ep", "1", "2", os.path.join(FIXTURES, "ep_ll_2.json"), "ll"),
+            ("ep", "1", "4", os.path.join(FIXTURES, "ep_skew_uniform_4.json"), "skew-uniform"),
+            ("ep", "1", "4", os.path.join(FIXTURES, "ep_skew_hot4_4.json"), "skew-hot-rank4")]
+    with open(results, "w", encoding="utf-8") as out:
+        for args in runs:
+            r = rows(*args)
+            if r.returncode:
+                fail(f"ep_table.py --rows {' '.join(args)}: rc {r.returncode}: {r.stderr}")
+            out.write(r.stdout)
+    got = [line.split("\t") for line in open(results, encoding="utf-8").read().splitlines()]
+    tools = [g[1] for g in got]
+    if tools != ["ep", "mpi", "coll-pairwise", "coll-allatonce", "ep-ll", "ep-ll-ref", "ep-skew", "ep-skew"]:
+        fail(f"ep_table.py rows: tools {tools}")
+    r = subprocess.run([sys.executable, EP_TABLE, results], capture_output=True, text=True, check=False)
+    ep_mean = float(got[0][8])
+    want_a = f"| 2 | 16 | 917504 | {917504 / 2 / ep_mean / 1e3:.3g} | {917504 / 2 / 120000.0 / 1e3:.3g} | " \
+             f"{120000.0 / ep_mean:.3g} |"
+    want_b = f"| 2 | 16 | 451584 | allatonce | {ep_mean / 100000.0:.3g} |"
+    ll = [g for g in got if g[1].startswith("ep-ll")]
+    want_c = f"| 2 | 128 | {float(ll[0][6]) / float(ll[1][6]):.3g} |"
+    if r.returncode or want_a not in r.stdout or want_b not in r.stdout or want_c not in r.stdout or \
+            "| 4 | 32 | hot-rank:4 | 1024 / 256.0 |" not in r.stdout:
+        fail(f"ep_table.py tables: rc {r.returncode}, expected {want_a!r}, {want_b!r}, {want_c!r}: {r.stdout} {r.stderr}")
+    with open(os.path.join(FIXTURES, "ep_normal_2.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    doc["benchmarks"][0].update(error_occurred=True, error_message="rank 1 gone")
+    bad = os.path.join(tmp, "bad.json")
+    with open(bad, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    r = rows("ep", "1", "2", bad, "uniform")
+    if r.returncode != 3 or "rank 1 gone" not in r.stderr:
+        fail(f"ep_table.py with a failed benchmark: rc {r.returncode}, {r.stderr}")
+    r = rows("ep", "1", "2", mpi, "uniform")
+    if r.returncode != 2 or "Traceback" in r.stderr:
+        fail(f"ep_table.py on a file that is not Google Benchmark JSON: rc {r.returncode}, {r.stderr}")
+    print("ok: ep.sh's rows (fabench-ep, mpi_ep, fabench-coll after log lines, failures) and its goals' tables")
+
+
 def main():
-    tests = {"coll": coll, "kv": kv, "verdicts": verdicts, "decided": decided, "boots": boots, "means": means, "counters": counters,
+    tests = {"coll": coll, "kv": kv, "ep": ep, "verdicts": verdicts, "decided": decided, "boots": boots, "means": means, "counters": counters,
              "rotate": rotate, "rotate_boots": rotate_boots, "segments": segments, "callgrind": callgrind}
     if len(sys.argv) != 2 or sys.argv[1] not in tests:
         sys.exit(__doc__)

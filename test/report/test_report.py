@@ -65,12 +65,18 @@ CASES = {
     "kv": ["kv.json", "kv_layouts_1.json", "kv_sweep.json"],
     "kv_compare": ["kv_layouts_1.json", "kv_rate_1.json", "kv_layouts_2.json", "kv_rate_2.json"],
     "kv_failed": ["handmade_kv_layouts_2.json"],
+    # fabench-ep, from bench/compare/ep.sh (fixtures/README.md): low-latency at 4 ranks, uniform and
+    # hot-rank 2 and 4 (one run); and normal mode at 2 and 4 ranks (two runs: the EP-size plot),
+    # the first joined by the low-latency run with its reference (write + notify)
+    "ep": ["ep_skew_uniform_4.json", "ep_skew_hot2_4.json", "ep_skew_hot4_4.json"],
+    "ep_sizes": ["ep_normal_2.json", "ep_ll_2.json", "ep_normal_4.json"],
     "all": ["lat.json", "lat_cs.json", "bw.json", "bibw.json", "bw_failed.json", "coll.json",
-            "kv.json", "kv_layouts_1.json", "kv_sweep.json", "handmade_kv_layouts_2.json"],
+            "kv.json", "kv_layouts_1.json", "kv_sweep.json", "handmade_kv_layouts_2.json", "ep_normal_2.json",
+            "ep_ll_2.json"],
     # fabench-accept's JSON; synthetic (fixtures/README.md): 4 nodes, node 1 bad, link 3->2 slow
     "accept": ["synthetic_accept_4.json"],
 }
-UNIT = re.compile(r"\((bytes|µs|Gb/s|GB/s|M msg/s|M WR/s|%|×;[^)]*)\)$")
+UNIT = re.compile(r"\((bytes|µs|Gb/s|GB/s|M msg/s|M WR/s|%|tokens|×;[^)]*)\)$")
 
 failures = []
 

@@ -43,7 +43,7 @@ def parse_args(argv):
     ap.add_argument("-V", "--version", action="version", version=version(),
                     help="print fabench's version and exit")
     ap.add_argument("files", nargs="+", metavar="RUN.json", help="fabench JSON output files (Google Benchmark "
-                    "JSON of fabench-lat/-bw/-coll/-kv, or fabench-accept's report)")
+                    "JSON of fabench-lat/-bw/-coll/-kv/-ep, or fabench-accept's report)")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the HTML report here")
     ap.add_argument("--png", metavar="DIR", help="write each plot as DIR/PLOT_ID.png")
     ap.add_argument("--svg", metavar="DIR", help="write each plot as DIR/PLOT_ID.svg (with point tooltips)")

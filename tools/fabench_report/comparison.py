@@ -7,8 +7,8 @@ import re
 from .fmt import ctx_text, fmt_bytes, fmt_num
 from .generic import generic_key
 from .model import Plot, Section, add_failed
-from .names import BW_RE, COLL_RE, KV_RE, KV_X_LABEL, LAT_RE, WR_RE, bw_what, kv_categories, kv_category, \
-    kv_group, kv_variant, lat_what, slug, wr_curve
+from .names import BW_RE, COLL_RE, EP_RE, EP_X_LABEL, KV_RE, KV_X_LABEL, LAT_RE, WR_RE, bw_what, ep_categories, \
+    ep_category, ep_group, kv_categories, kv_category, kv_group, kv_variant, lat_what, slug, wr_curve
 
 
 class Family:
@@ -44,6 +44,11 @@ COMPARE = {
                   (("GBps", "transfer bandwidth", "GB/s", "> 1: faster"),), categories=kv_compared_categories),
            Family(by_name(WR_RE, wr_curve), "bytes per WR (bytes)",
                   (("GBps", "WR sweep bandwidth", "GB/s", "> 1: faster"),), pid="wr-")],
+    "ep": [Family(by_name(EP_RE, lambda m: ep_group(m) + (", reference" if m["ref"] else ""), ep_category),
+                  EP_X_LABEL, (("dispatch_us", "dispatch p50", "µs", "> 1: slower"),
+                               ("combine_us", "combine p50", "µs", "> 1: slower")),
+                  categories=lambda runs: ep_categories([m for m in (EP_RE.match(k) for r in runs for k in r.benches)
+                                                         if m]))],
 }
 
 

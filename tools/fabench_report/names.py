@@ -18,6 +18,9 @@ KV_RE = re.compile(r"^kv/(?P<model>.+)/(?P<layout>contiguous|layer|block)/(?P<di
                    r"tp(?P<ptp>\d+)-(?P<dtp>\d+)(?:/frag(?P<frag>[0-9.e-]+))?(?P<unmerged>\+unmerged)?"
                    r"(?:\+sge(?P<sge>\d+))?(?:\+b(?P<batch>\d+))?$")
 WR_RE = re.compile(r"^wr/(?P<dir>push|pull)/(?P<size>\d+)B/sge(?P<sge>\d+)/list(?P<list>\d+)/sig(?P<sig>\d+)$")
+# fabench-ep (epbench/session.cpp): ep/MODEL/MODE/DTYPE/tTOKENS/SKEW, and --reference's floor.
+EP_RE = re.compile(r"^ep/(?P<model>[^/]+)/(?P<mode>normal|low-latency)/(?P<dtype>[a-z0-9]+)/t(?P<tokens>\d+)/"
+                   r"(?P<skew>[^/]+)(?P<ref>/ref-write)?$")
 
 
 def classify(binary, benches):
@@ -25,7 +28,8 @@ def classify(binary, benches):
     if binary.startswith("fabench-"):
         return binary[len("fabench-"):]
     keys = [b.key for b in benches]
-    for kind, rxs in (("lat", (LAT_RE,)), ("bw", (BW_RE,)), ("coll", (COLL_RE,)), ("kv", (KV_RE, WR_RE))):
+    for kind, rxs in (("lat", (LAT_RE,)), ("bw", (BW_RE,)), ("coll", (COLL_RE,)), ("kv", (KV_RE, WR_RE)),
+                     ("ep", (EP_RE,))):
         if keys and all(any(rx.match(k) for rx in rxs) for k in keys):
             return kind
     return "other"
@@ -77,3 +81,22 @@ def kv_categories(matches):
 def wr_curve(m):
     return f"{m['dir']}, {m['sge']} SGE{'s' if m['sge'] != '1' else ''}, post list {m['list']}, signal 1/{m['sig']}"
 
+
+# ---- fabench-ep
+
+EP_X_LABEL = "tokens per rank and call, routing skew"
+
+def ep_group(m):
+    """What one set of plots shows: a model in one mode and dispatch type."""
+    return f"{m['model']}, {m['mode']}, {m['dtype']}"
+
+
+def ep_category(m):
+    """The bar group of a benchmark: its tokens (and skew unless uniform)."""
+    return f"{m['tokens']} tokens" + (f", {m['skew']}" if m["skew"] != "uniform" else "")
+
+
+def ep_categories(matches):
+    """Uniform first, then by skew; within each by tokens."""
+    ordered = sorted(matches, key=lambda m: (m["skew"] != "uniform", m["skew"], int(m["tokens"])))
+    return list(dict.fromkeys(ep_category(m) for m in ordered))

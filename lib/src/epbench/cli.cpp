@@ -34,6 +34,10 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--ranks-per-node", c.ranks_per_node, "Ranks per node for --plan's forwarding counts (default 1)")
       ->check(harness::whole_number("--ranks-per-node", 1, 1024));
   app.add_flag("--plan", c.plan, "Print bytes, copies, WRs and predicted times per rank; no RDMA");
+  app.add_flag("--plan-copies", c.plan_copies, "With --plan: also the copies every rank sends every destination");
+  app.add_flag("--reference", c.reference,
+               "After each benchmark its floor, '.../ref-write': dispatch as one plain write of the same bytes and "
+               "one zero-byte write-with-immediate per destination");
   app.add_option("--ep", c.plan_ranks, "With --plan: EP sizes (ranks), a list (default 8,16,32,64)")
       ->type_name("LIST")
       ->each([&c](const std::string&) { c.plan_ranks_given = true; });
@@ -89,6 +93,8 @@ std::vector<ep::MoeShape> models(const Cli& c) {
 
 std::vector<EpBench> build_benches(const Cli& c) {
   if (c.plan && (c.iters > 0 || c.duration_s > 0)) throw UsageError(fmt::format("{} does not apply to --plan", c.iters > 0 ? "-n" : "-D"));
+  if (!c.plan && c.plan_copies) throw UsageError("--plan-copies goes with --plan");
+  if (c.plan && c.reference) throw UsageError("--reference does not apply to --plan");
   if (!c.plan && c.plan_ranks_given) throw UsageError("--ep goes with --plan (a run's EP size is the number of ranks launched)");
   if (!c.plan && c.ranks_per_node != 1) {
     throw UsageError("--ranks-per-node above 1 goes with --plan: runs move data with one rank per node");
@@ -117,7 +123,11 @@ std::vector<EpBench> build_benches(const Cli& c) {
           b.skew = skew;
           b.routing_file = c.routing;
           b.seed = c.seed;
-          out.push_back(std::move(b));
+          out.push_back(b);
+          if (c.reference) {
+            b.reference = true;
+            out.push_back(std::move(b));
+          }
         }
       }
     }
@@ -138,6 +148,7 @@ std::string render_plan(const Cli& c) {
   std::string out = fmt::format("{:<44} {:>5} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>11} {:>11}\n", "benchmark", "ep",
                                 "recv_max", "recv_mean", "fabric_B/rk", "intra_B/rk", "wrs_disp", "wrs_comb",
                                 "dispatch_us", "combine_us");
+  std::string copies;
   for (auto& b : benches) {
     for (const std::uint32_t n : sizes) {
       b.config.ranks = n;
@@ -154,6 +165,7 @@ std::string render_plan(const Cli& c) {
         out += fmt::format("{:<44} {:>5} {:>9} {:>9.1f} {:>12} {:>12} {:>9} {:>9} {:>11.1f} {:>11.1f}\n", b.name(), n,
                            p.recv_copies_max(), p.recv_copies_mean(), fabric, intra, wd, wc, pr.dispatch_s * 1e6,
                            pr.combine_s * 1e6);
+        if (c.plan_copies) copies += copies_matrix(p, b.name());
       } catch (const kv::KvError& e) {
         throw UsageError(e.what());
       }
@@ -163,7 +175,7 @@ std::string render_plan(const Cli& c) {
       "(per rank, the busiest: recv copies = token copies its experts get; fabric_B = dispatch bytes it sends across "
       "nodes, headers included; link {} bit/s, {} ns per WR, {} us per round; ranks per node {})\n",
       c.link.empty() ? "400G" : c.link, c.wr_cost_ns, c.round_us, c.ranks_per_node);
-  return out;
+  return out + copies;
 }
 
 }  // namespace fabench::epbench

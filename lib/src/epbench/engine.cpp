@@ -53,13 +53,15 @@ std::uint64_t arena_bytes(const ep::EpPlan& plan) {
   return most;
 }
 
-Engine::Engine(const world::World& world, const ep::EpPlan& plan, ep::Exchange exchange)
+Engine::Engine(const world::World& world, const ep::EpPlan& plan, ep::Exchange exchange, bool reference)
     : world_(world), plan_(plan), ex_(std::move(exchange)), place_(plan.config.shape.experts, plan.config.ranks),
-      self_(world.rank()), n_(world.size()), base_(world.arena().data()) {
+      self_(world.rank()), n_(world.size()), base_(world.arena().data()), reference_(reference) {
   for (std::uint32_t r = 0; r < n_; ++r) layouts_.push_back(layout_of(plan, r));
   if (layouts_[self_].total > world.arena().length()) ep::fail("fabench-ep: the arena is smaller than the plan's layout");
-  for (std::uint32_t q = 0; q < n_; ++q) {
-    if (q == self_) continue;
+  // Peers from self + 1 on, wrapping (as fabench-coll's all-at-once all-to-all): writes are
+  // posted in this order, so not every rank writes to rank 0 first.
+  for (std::uint32_t i = 1; i < n_; ++i) {
+    const std::uint32_t q = (self_ + i) % n_;
     others_.push_back(q);
     if (plan.ranks[self_].copies_to[q] > 0) send_to_.push_back(q);
     if (plan.ranks[q].copies_to[self_] > 0) recv_from_.push_back(q);
@@ -82,6 +84,19 @@ std::uint64_t Engine::dispatch_bytes(std::uint32_t s, std::uint32_t d) const {
 
 std::uint64_t Engine::reply_bytes(std::uint32_t s, std::uint32_t d) const {
   return std::uint64_t{plan_.ranks[s].copies_to[d]} * plan_.config.combine_bytes();
+}
+
+std::string copies_matrix(const ep::EpPlan& plan, const std::string& bench) {
+  const std::uint32_t n = plan.config.ranks;
+  const ep::Placement place(plan.config.shape.experts, n);
+  std::string out;
+  for (std::uint32_t s = 0; s < n; ++s) {
+    out += fmt::format("copies {} ep {} src {}: {}\n", bench, n, s, fmt::join(plan.ranks[s].copies_to, " "));
+  }
+  const std::uint64_t header = plan.config.mode == ep::Mode::kLowLatency ? 4ull * place.max_count() : 0;
+  out += fmt::format("bytes {} ep {}: dispatch_per_copy {} combine_per_copy {} header_per_destination_max {}\n", bench, n,
+                     plan.config.dispatch_bytes(), plan.config.combine_bytes(), header);
+  return out;
 }
 
 }  // namespace fabench::epbench

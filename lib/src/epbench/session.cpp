@@ -10,8 +10,8 @@ std::string EpBench::name() const {
   const std::string skew_part = !routing_file.empty()                 ? "replay"
                                 : skew.kind == ep::SkewKind::kNone ? "uniform"
                                                                     : ep::skew_name(skew);
-  return fmt::format("ep/{}/{}/{}/t{}/{}", config.shape.name, ep::mode_name(config.mode), ep::dtype_name(config.dtype),
-                     config.tokens, skew_part);
+  return fmt::format("ep/{}/{}/{}/t{}/{}{}", config.shape.name, ep::mode_name(config.mode), ep::dtype_name(config.dtype),
+                     config.tokens, skew_part, reference ? "/ref-write" : "");
 }
 
 ep::Router EpBench::router() const {
@@ -54,7 +54,7 @@ void Session::prepare(std::size_t bench, const world::Params& /*params*/) {
   const EpBench& b = benches_.at(bench);
   const ep::Router router = b.router();
   ep::Exchange ex(b.config, router.placement(), boot_.rank(), router.route(boot_.rank(), b.config.tokens));
-  engine_ = std::make_unique<Engine>(*world_, plans_[bench], std::move(ex));
+  engine_ = std::make_unique<Engine>(*world_, plans_[bench], std::move(ex), b.reference);
   current_ = bench;
 }
 

@@ -26,6 +26,8 @@ struct Cli {
   std::uint64_t seed = 1;
   std::uint32_t ranks_per_node = 1;
   bool plan = false;
+  bool plan_copies = false;  // --plan-copies: --plan plus every rank's copies per destination
+  bool reference = false;    // --reference: each benchmark followed by its write + notify floor
   std::string plan_ranks = "8,16,32,64";  // --ep: the EP sizes --plan shows
   bool plan_ranks_given = false;
   std::string link;                        // "": the port's rate (run), 400G (--plan)

@@ -21,6 +21,10 @@
 //   recv    per source: what it dispatched here
 //   reply   per source: the combine reply (made from recv at the first call, the same after)
 //   back    per destination: its reply to this rank's copies
+// Reference (the floor dispatch is read against, docs/results/ep.md): dispatch replaced by, per
+// destination, one plain RDMA write of the same bytes to the same place and one zero-byte
+// write-with-immediate as its notify; the rank's own copies are copied after the timed span.
+// Combine and the checks are unchanged.
 // The last call of every run is checked: its landing regions are cleared two calls before it
 // (or after the previous run), then every copy and every combined token is checked bit for bit.
 #pragma once
@@ -66,21 +70,25 @@ struct RunResult {
 
 class Engine {
  public:
-  Engine(const world::World& world, const ep::EpPlan& plan, ep::Exchange exchange);
+  Engine(const world::World& world, const ep::EpPlan& plan, ep::Exchange exchange, bool reference = false);
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // `calls` dispatch + combine calls; the last one checked. Every rank runs the same number.
+  // `calls` dispatch + combine calls; the last one checked. Every rank runs the same number. The
+  // first run of an engine starts with two untimed calls (engine_call.cpp: warm_up).
   [[nodiscard]] RunResult run(std::uint64_t calls, const world::Watch& watch);
 
  private:
   enum Phase : std::uint32_t { kCount = 0, kPayload = 1, kCombine = 2 };
   struct Wait;
+  static constexpr std::uint64_t kWarmupCalls = 2;
+  bool warm_up(const world::Watch& watch, RunResult& r);
   bool call(std::uint64_t index, const world::Watch& watch, CallResult& out, RunResult& r);
   bool dispatch(unsigned p, Wait& w);
+  bool reference_dispatch(unsigned p, Wait& w);
   bool combine(unsigned p, Wait& w);
   bool post(std::uint32_t peer, std::uint64_t local_off, std::uint64_t bytes, std::uint64_t remote_off, std::uint32_t imm,
-            std::string& error);
+            std::string& error, bool with_imm = true);
   bool wait_for(unsigned p, Phase phase, const std::vector<std::uint32_t>& from, Wait& w);
   int poll(std::string& error);
   void make_replies(unsigned p, RunResult* r);
@@ -103,6 +111,11 @@ class Engine {
   std::uint64_t outstanding_ = 0;
   std::uint64_t calls_ = 0;
   bool replies_made_ = false;
+  bool reference_ = false;
 };
+
+// --plan-copies: the copies rank s sends rank d in one dispatch, one line per source s
+// ("copies BENCH ep N src S: c_0 ... c_N-1"), then the bytes per copy each way.
+[[nodiscard]] std::string copies_matrix(const ep::EpPlan& plan, const std::string& bench);
 
 }  // namespace fabench::epbench

@@ -27,6 +27,7 @@ struct EpBench {
   ep::Skew skew;
   std::string routing_file;  // replayed instead of drawn when set
   std::uint64_t seed = 1;
+  bool reference = false;  // dispatch as write + notify (engine.hpp), named ".../ref-write"
 
   // "ep/deepseek-v3/normal/fp8/t4096/uniform" (skew: "hot-rank:4", "zipf:1.2", "replay").
   [[nodiscard]] std::string name() const;
