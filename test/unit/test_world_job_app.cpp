@@ -42,10 +42,10 @@ class FakeApp final : public world::AppJob {
   }
   [[nodiscard]] std::string agreement() const override { return "null;"; }
   [[nodiscard]] bool uses_device() const override { return false; }
-  [[nodiscard]] world::Job& set_up(const world::Rank& rank) override {
-    set_up_rank = rank.boot.rank();
+  [[nodiscard]] std::unique_ptr<world::Job> set_up(const world::Rank& rank) override {
+    set_up_rank = static_cast<int>(rank.boot.rank());
     had_device = rank.ctx != nullptr;
-    return job_;
+    return std::make_unique<NullJob>();
   }
   [[nodiscard]] int lead(const world::Rank& rank, world::Leader& driver) override {
     led = rank.leader();
@@ -66,7 +66,6 @@ class FakeApp final : public world::AppJob {
   bool benchmark_flags_;
   harness::DeviceFlags dev_;
   world::RankFlags ranks_;
-  NullJob job_;
 };
 
 // args: argv, the program first.

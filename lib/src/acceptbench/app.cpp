@@ -100,13 +100,12 @@ class AcceptJob final : public world::AppJob {
   }
   [[nodiscard]] bool followers_warn() const override { return true; }
 
-  world::Job& set_up(const world::Rank& rank) override {
+  std::unique_ptr<world::Job> set_up(const world::Rank& rank) override {
     settings_.plan.spin_before_yield = rank.spin_before_yield;
     spdlog::debug("rank {} of {} on {} port {}", rank.boot.rank(), rank.boot.size(), rank.where(),
                   rank.ctx->port().port_num);
     nodes_ = gather_nodes(rank.boot, *rank.ctx);
-    job_ = std::make_unique<PairJob>(rank.boot, *rank.ctx, settings_);
-    return *job_;
+    return std::make_unique<PairJob>(rank.boot, *rank.ctx, settings_);
   }
   [[nodiscard]] world::DriverOptions driver_options(const world::Rank& /*rank*/) const override {
     return PairJob::driver_options(settings_);
@@ -125,7 +124,6 @@ class AcceptJob final : public world::AppJob {
   accept::Spec spec_;
   RunSettings settings_;
   std::vector<accept::Node> nodes_;
-  std::unique_ptr<PairJob> job_;
 };
 
 }  // namespace

@@ -60,31 +60,23 @@ std::optional<int> CollJob::before_launch(CLI::App& /*app*/) {
   return std::nullopt;
 }
 
-std::string CollJob::agreement() const {
-  std::string names;
-  for (const auto& s : specs_) names += s.name() + ";";
-  return names;
-}
-
 std::vector<std::string> CollJob::names() const {
   std::vector<std::string> out;
   for (const auto& s : specs_) out.push_back(s.name());
   return out;
 }
 
-world::Job& CollJob::set_up(const world::Rank& rank) {
-  SessionOptions so;
+std::unique_ptr<world::Job> CollJob::set_up(const world::Rank& rank) {
+  auto so = rank.session_options<SessionOptions>();
   so.transport = transport_;
   so.reduce_threads = c_.reduce_threads;
-  so.timeout = rank.timeout;
-  so.spin_before_yield = rank.spin_before_yield;
   so.pipeline_chunks = c_.pipeline;
-  so.qp_timeout = rank.qp_timeout;
-  session_ = std::make_unique<Session>(rank.boot, rank.ctx, specs_, so);
+  auto session = std::make_unique<Session>(rank.boot, rank.ctx, specs_, so);
+  session_ = session.get();
   world::log_world_up(rank, "", rank.where("shared memory"),
                       fmt::format("{} peers, {} MiB arena", session_->peer_count(), session_->arena_bytes() >> 20),
                       fmt::format("{} benchmark(s) to run", specs_.size()));
-  return *session_;
+  return session;
 }
 
 // Rank 0 alone, once the world is up (the others wait for its first command): a bounded

@@ -49,29 +49,21 @@ std::optional<int> EpJob::before_launch(CLI::App& /*app*/) {
   return std::nullopt;
 }
 
-std::string EpJob::agreement() const {
-  std::string names;
-  for (const auto& b : benches_) names += b.name() + ";";
-  return names;
-}
-
 std::vector<std::string> EpJob::names() const {
   std::vector<std::string> out;
   for (const auto& b : benches_) out.push_back(b.name());
   return out;
 }
 
-world::Job& EpJob::set_up(const world::Rank& rank) {
-  SessionOptions so;
-  so.timeout = rank.timeout;
-  so.spin_before_yield = rank.spin_before_yield;
-  so.qp_timeout = rank.qp_timeout;
-  session_ = std::make_unique<Session>(rank.boot, *rank.ctx, benches_, so);
+std::unique_ptr<world::Job> EpJob::set_up(const world::Rank& rank) {
+  auto so = rank.session_options<SessionOptions>();
+  auto session = std::make_unique<Session>(rank.boot, *rank.ctx, benches_, so);
+  session_ = session.get();
   world::log_world_up(
       rank, "", rank.where(),
       fmt::format("{} peers, {} MiB arena", session_->world().peers().size(), session_->world().arena().length() >> 20),
       fmt::format("{} benchmark(s)", benches_.size()));
-  return *session_;
+  return session;
 }
 
 void EpJob::begin(const world::Rank& rank) {

@@ -74,25 +74,17 @@ void KvJob::check_size(const ctrl::Bootstrap& boot) const {
   }
 }
 
-std::string KvJob::agreement() const {
-  std::string names;
-  for (const auto& b : benches_) names += b.name() + ";";
-  return names;
-}
-
 std::vector<std::string> KvJob::names() const {
   std::vector<std::string> out;
   for (const auto& b : benches_) out.push_back(b.name());
   return out;
 }
 
-world::Job& KvJob::set_up(const world::Rank& rank) {
-  SessionOptions so;
-  so.timeout = rank.timeout;
-  so.spin_before_yield = rank.spin_before_yield;
-  so.qp_timeout = rank.qp_timeout;
+std::unique_ptr<world::Job> KvJob::set_up(const world::Rank& rank) {
+  auto so = rank.session_options<SessionOptions>();
   so.qps = c_.qps;
-  session_ = std::make_unique<Session>(rank.boot, *rank.ctx, benches_, so);
+  auto session = std::make_unique<Session>(rank.boot, *rank.ctx, benches_, so);
+  session_ = session.get();
   const std::uint32_t r = rank.boot.rank();
   const std::uint32_t prefill_tp = benches_.front().spec.prefill_tp;
   world::log_world_up(
@@ -101,7 +93,7 @@ world::Job& KvJob::set_up(const world::Rank& rank) {
       fmt::format("{} peers x {} QPs, {} MiB pool", session_->world().peers().size(), c_.qps,
                   session_->world().arena().length() >> 20),
       fmt::format("{} benchmark(s)", benches_.size()));
-  return *session_;
+  return session;
 }
 
 void KvJob::begin(const world::Rank& rank) {

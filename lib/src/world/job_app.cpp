@@ -29,9 +29,9 @@ int run_ranks(AppJob& job) {
   if (job.uses_device()) ctx.emplace(context_for_rank(job.device(), boot.rank()));
   const Rank rank{boot, ctx ? &*ctx : nullptr, job.device().timeout(), spin_before_yield(job.ranks(), boot),
                   static_cast<std::uint8_t>(job.ranks().qp_timeout)};
-  Job& session = job.set_up(rank);
-  if (!leader) return follow(boot, session, job.driver_options(rank));
-  Leader driver(boot, session, job.driver_options(rank));
+  const std::unique_ptr<Job> session = job.set_up(rank);
+  if (!leader) return follow(boot, *session, job.driver_options(rank));
+  Leader driver(boot, *session, job.driver_options(rank));
   return job.lead(rank, driver);
 }
 
@@ -64,6 +64,12 @@ void log_world_up(const Rank& rank, const std::string& role, const std::string& 
                   const std::string& count) {
   spdlog::info("rank {} of {}{} on {}: world up ({}), {}", rank.boot.rank(), rank.boot.size(), role, where, what,
                count);
+}
+
+std::string BenchmarkJob::agreement() const {
+  std::string out;
+  for (const auto& name : names()) out += name + ";";
+  return out;
 }
 
 int BenchmarkJob::lead(const Rank& rank, Leader& driver) {

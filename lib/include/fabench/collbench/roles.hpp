@@ -25,10 +25,9 @@ class CollJob final : public world::BenchmarkJob {
   [[nodiscard]] const harness::DeviceFlags& device() const override { return c_.dev; }
   [[nodiscard]] const world::RankFlags& ranks() const override { return c_.ranks; }
   [[nodiscard]] std::optional<int> before_launch(CLI::App& app) override;
-  [[nodiscard]] std::string agreement() const override;
   // The shared-memory transport opens no device.
   [[nodiscard]] bool uses_device() const override { return transport_ != TransportKind::kShm; }
-  [[nodiscard]] world::Job& set_up(const world::Rank& rank) override;
+  [[nodiscard]] std::unique_ptr<world::Job> set_up(const world::Rank& rank) override;
 
  private:
   void begin(const world::Rank& rank) override;
@@ -44,8 +43,8 @@ class CollJob final : public world::BenchmarkJob {
   Cli c_;
   std::vector<CollSpec> specs_;
   TransportKind transport_ = TransportKind::kRdma;
-  std::unique_ptr<Session> session_;
-  bool measured_auto_ = true;  // --algo auto picks the best measured algorithm when all were measured
+  Session* session_ = nullptr;  // set_up's, owned by the skeleton
+  bool measured_auto_ = true;   // --algo auto picks the best measured algorithm when all were measured
   std::set<std::size_t> warmed_;
   std::map<std::tuple<coll::Collective, coll::DType, std::uint64_t, coll::Algorithm>, double> measured_;
 };

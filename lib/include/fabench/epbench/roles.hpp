@@ -28,8 +28,7 @@ class EpJob final : public world::BenchmarkJob {
   [[nodiscard]] const world::RankFlags& ranks() const override { return c_.ranks; }
   // --plan prints the plan and ends the run; else the benchmarks.
   [[nodiscard]] std::optional<int> before_launch(CLI::App& app) override;
-  [[nodiscard]] std::string agreement() const override;
-  [[nodiscard]] world::Job& set_up(const world::Rank& rank) override;
+  [[nodiscard]] std::unique_ptr<world::Job> set_up(const world::Rank& rank) override;
 
  private:
   void begin(const world::Rank& rank) override;
@@ -40,7 +39,7 @@ class EpJob final : public world::BenchmarkJob {
 
   Cli c_;
   std::vector<EpBench> benches_;
-  std::unique_ptr<Session> session_;
+  Session* session_ = nullptr;   // set_up's, owned by the skeleton
   double link_bytes_per_s_ = 0;  // for predicted_us (the port's rate)
   double wr_cost_s_ = 0;         // per posted WR
   double round_s_ = 0;           // per protocol round

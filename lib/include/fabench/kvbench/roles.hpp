@@ -47,8 +47,7 @@ class KvJob final : public world::BenchmarkJob {
   [[nodiscard]] std::optional<int> before_launch(CLI::App& app) override;
   // prefill TP + decode TP ranks.
   void check_size(const ctrl::Bootstrap& boot) const override;
-  [[nodiscard]] std::string agreement() const override;
-  [[nodiscard]] world::Job& set_up(const world::Rank& rank) override;
+  [[nodiscard]] std::unique_ptr<world::Job> set_up(const world::Rank& rank) override;
 
  private:
   void begin(const world::Rank& rank) override;
@@ -60,7 +59,7 @@ class KvJob final : public world::BenchmarkJob {
 
   Cli c_;
   std::vector<KvBench> benches_;
-  std::unique_ptr<Session> session_;
+  Session* session_ = nullptr;                  // set_up's, owned by the skeleton
   double link_bytes_per_s_ = 0;                 // for predicted_us (the port's rate)
   double wr_cost_s_ = 0;                        // per posted WR, for predicted_us
   std::optional<double> prefill_tokens_per_s_;  // --prefill-tps: a request prefills in isl / tps

@@ -8,7 +8,8 @@
 //   launch     AppJob::before_launch (checks, --plan), world::connect_ranks,
 //              AppJob::check_size, quiet followers (unless --print-all),
 //              require_same_benchmarks, the device of this rank (context_for_rank)
-//   set-up     AppJob::set_up(Rank): the job's session, its "world up" line
+//   set-up     AppJob::set_up(Rank): the job's session, its "world up" line;
+//              it is dropped before the device, the device before the ranks
 //   roles      ranks 1..N-1: world::follow; rank 0: AppJob::lead(Rank, Leader)
 //
 // BenchmarkJob is the AppJob whose rank 0 drives Google Benchmark: one
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +47,15 @@ struct Rank {
   [[nodiscard]] bool leader() const { return boot.rank() == 0; }
   // The device's name, or `none` without one ("shared memory").
   [[nodiscard]] std::string where(const std::string& none = "no device") const;
+  // A job's session options with the three every session takes from the rank filled in.
+  template <class Options>
+  [[nodiscard]] Options session_options() const {
+    Options o;
+    o.timeout = timeout;
+    o.spin_before_yield = spin_before_yield;
+    o.qp_timeout = qp_timeout;
+    return o;
+  }
 };
 
 class AppJob {
@@ -76,8 +87,9 @@ class AppJob {
   [[nodiscard]] virtual bool uses_device() const { return true; }
   // Followers print nothing unless --print-all; true: they keep warnings.
   [[nodiscard]] virtual bool followers_warn() const { return false; }
-  // This rank's part of the session (it logs its "world up" line).
-  [[nodiscard]] virtual Job& set_up(const Rank& rank) = 0;
+  // This rank's part of the session (it logs its "world up" line). The
+  // skeleton owns it, so that it goes before the device it was built on.
+  [[nodiscard]] virtual std::unique_ptr<Job> set_up(const Rank& rank) = 0;
   // {prog, timeout, spin}; a job whose lost rank costs only itself says so.
   [[nodiscard]] virtual DriverOptions driver_options(const Rank& rank) const;
   // Rank 0 with the driver of the session. Returns the exit status.
@@ -94,6 +106,8 @@ void log_world_up(const Rank& rank, const std::string& role, const std::string& 
 
 class BenchmarkJob : public AppJob {
  public:
+  // Every rank runs the same names() in the same order.
+  [[nodiscard]] std::string agreement() const override;
   [[nodiscard]] int lead(const Rank& rank, Leader& driver) final;
 
  protected:
