@@ -55,16 +55,13 @@ int plan_only(const Cli& c, const accept::Spec& spec) {
 // fabench-accept as a job of the N-rank skeleton (world/job_app.hpp): the PairJob on every
 // rank (job.hpp), the rounds, judgement and reports on rank 0 (session.hpp). A lost rank costs
 // only its pairs (PairJob::driver_options).
-class AcceptJob final : public world::AppJob {
+class AcceptJob final : public world::CliJob<Cli, world::AppJob> {
  public:
   [[nodiscard]] Text text() const override {
     return {"fabench-accept",
             "fabench-accept: every pair of N nodes, judged against the link rate and the fleet, culprit named",
             help_footer(), false};
   }
-  void add_options(CLI::App& app) override { acceptbench::add_options(app, c_); }
-  [[nodiscard]] const harness::DeviceFlags& device() const override { return c_.dev; }
-  [[nodiscard]] const world::RankFlags& ranks() const override { return c_.ranks; }
 
   std::optional<int> before_launch(CLI::App& app) override {
     spec_ = build_spec(c_);
@@ -120,7 +117,6 @@ class AcceptJob final : public world::AppJob {
   }
 
  private:
-  Cli c_;
   accept::Spec spec_;
   RunSettings settings_;
   std::vector<accept::Node> nodes_;

@@ -18,12 +18,9 @@
 
 namespace fabench::collbench {
 
-class CollJob final : public world::BenchmarkJob {
+class CollJob final : public world::CliJob<Cli> {
  public:
   [[nodiscard]] Text text() const override;
-  void add_options(CLI::App& app) override { collbench::add_options(app, c_); }
-  [[nodiscard]] const harness::DeviceFlags& device() const override { return c_.dev; }
-  [[nodiscard]] const world::RankFlags& ranks() const override { return c_.ranks; }
   [[nodiscard]] std::optional<int> before_launch(CLI::App& app) override;
   // The shared-memory transport opens no device.
   [[nodiscard]] bool uses_device() const override { return transport_ != TransportKind::kShm; }
@@ -40,7 +37,6 @@ class CollJob final : public world::BenchmarkJob {
   void report(benchmark::State& state, std::size_t index, std::uint64_t n, const std::vector<RankResult>& ranks,
               std::string label);
 
-  Cli c_;
   std::vector<CollSpec> specs_;
   TransportKind transport_ = TransportKind::kRdma;
   Session* session_ = nullptr;  // set_up's, owned by the skeleton

@@ -20,12 +20,9 @@ struct Calls {
   std::uint64_t bad_copies = 0, bad_tokens = 0;
 };
 
-class EpJob final : public world::BenchmarkJob {
+class EpJob final : public world::CliJob<Cli> {
  public:
   [[nodiscard]] Text text() const override;
-  void add_options(CLI::App& app) override { epbench::add_options(app, c_); }
-  [[nodiscard]] const harness::DeviceFlags& device() const override { return c_.dev; }
-  [[nodiscard]] const world::RankFlags& ranks() const override { return c_.ranks; }
   // --plan prints the plan and ends the run; else the benchmarks.
   [[nodiscard]] std::optional<int> before_launch(CLI::App& app) override;
   [[nodiscard]] std::unique_ptr<world::Job> set_up(const world::Rank& rank) override;
@@ -37,7 +34,6 @@ class EpJob final : public world::BenchmarkJob {
   void bench(benchmark::State& state, std::size_t index, world::Leader& driver) override;
   void report(benchmark::State& state, std::size_t index, Calls& c);
 
-  Cli c_;
   std::vector<EpBench> benches_;
   Session* session_ = nullptr;   // set_up's, owned by the skeleton
   double link_bytes_per_s_ = 0;  // for predicted_us (the port's rate)

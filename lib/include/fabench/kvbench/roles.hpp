@@ -37,12 +37,9 @@ using CeilingKey = std::tuple<std::string, kv::Direction, std::uint32_t, std::ui
 // Sweep points that belong to one curve.
 using SweepKey = std::tuple<kv::Direction, std::uint32_t, std::uint32_t, std::uint32_t>;
 
-class KvJob final : public world::BenchmarkJob {
+class KvJob final : public world::CliJob<Cli> {
  public:
   [[nodiscard]] Text text() const override;
-  void add_options(CLI::App& app) override { kvbench::add_options(app, c_); }
-  [[nodiscard]] const harness::DeviceFlags& device() const override { return c_.dev; }
-  [[nodiscard]] const world::RankFlags& ranks() const override { return c_.ranks; }
   // --plan prints (or writes) the plans and ends the run; else the benchmarks.
   [[nodiscard]] std::optional<int> before_launch(CLI::App& app) override;
   // prefill TP + decode TP ranks.
@@ -57,7 +54,6 @@ class KvJob final : public world::BenchmarkJob {
   void report(benchmark::State& state, std::size_t index, Combined& c);
   void end() override;  // the sweep's knees
 
-  Cli c_;
   std::vector<KvBench> benches_;
   Session* session_ = nullptr;                  // set_up's, owned by the skeleton
   double link_bytes_per_s_ = 0;                 // for predicted_us (the port's rate)

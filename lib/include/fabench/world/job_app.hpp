@@ -134,4 +134,25 @@ class BenchmarkJob : public AppJob {
   int failures_ = 0;
 };
 
+namespace detail {
+// add_options(app, c) of Cli's own namespace (found by argument-dependent lookup).
+template <class Cli>
+void add_cli_options(CLI::App& app, Cli& c) {
+  add_options(app, c);
+}
+}  // namespace detail
+
+// A job whose flags are one struct Cli, with `dev` (harness::DeviceFlags) and
+// `ranks` (RankFlags) among them, added by add_options(CLI::App&, Cli&).
+template <class Cli, class Base = BenchmarkJob>
+class CliJob : public Base {
+ public:
+  void add_options(CLI::App& app) override { detail::add_cli_options(app, c_); }
+  [[nodiscard]] const harness::DeviceFlags& device() const override { return c_.dev; }
+  [[nodiscard]] const RankFlags& ranks() const override { return c_.ranks; }
+
+ protected:
+  Cli c_;
+};
+
 }  // namespace fabench::world
