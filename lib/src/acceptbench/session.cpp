@@ -84,8 +84,7 @@ Attempt pair_attempt(const Half (&h)[2], std::uint32_t lanes, double secs) {
 // Rank 0's rounds: each one run of the session protocol over every rank.
 class Rounds {
  public:
-  Rounds(ctrl::Bootstrap& boot, PairJob& job, const RunSettings& s)
-      : boot_(boot), s_(s), driver_(boot, job, PairJob::driver_options(s)) {}
+  Rounds(ctrl::Bootstrap& boot, world::Leader& driver, const RunSettings& s) : boot_(boot), s_(s), driver_(driver) {}
 
   // Measures `pairs` (disjoint) as one round; returns one attempt per pair.
   std::vector<Attempt> round(const std::vector<Pair>& pairs, std::size_t round_no) {
@@ -118,26 +117,8 @@ class Rounds {
  private:
   ctrl::Bootstrap& boot_;
   const RunSettings& s_;
-  world::Leader driver_;
+  world::Leader& driver_;
 };
-
-std::vector<accept::Node> gather_nodes(ctrl::Bootstrap& boot, const harness::Context& ctx) {
-  const std::string mine =
-      json{{"device", ctx.device().name()}, {"port", ctx.port().port_num}, {"gbps", ctx.port().rate_gbps}}.dump();
-  const auto all = boot.allgather(std::span(reinterpret_cast<const std::uint8_t*>(mine.data()), mine.size()));
-  std::vector<accept::Node> nodes;
-  std::map<std::string, int> host_count;
-  for (const auto& h : boot.hosts()) ++host_count[h];
-  for (std::uint32_t r = 0; r < boot.size(); ++r) {
-    const json j = json::parse(std::string(all[r].begin(), all[r].end()));
-    const std::string& host = boot.hosts()[r];
-    accept::Node n;
-    n.name = host_count[host] > 1 ? fmt::format("{}:{}", host, j.at("device").get<std::string>()) : host;
-    n.port_gbps = j.at("gbps").get<double>();
-    nodes.push_back(std::move(n));
-  }
-  return nodes;
-}
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
@@ -212,13 +193,27 @@ void write_reports(const accept::Report& report, const harness::Context& ctx, co
 
 }  // namespace
 
-int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec& spec, const RunSettings& settings,
-         const LeadOutputs& outputs,
-         const std::function<accept::Schedule(const std::vector<std::string>&)>& make_schedule) {
-  const std::vector<accept::Node> nodes = gather_nodes(boot, ctx);
-  std::vector<std::string> names;
-  for (const auto& n : nodes) names.push_back(n.name);
-  const accept::Schedule schedule = make_schedule(names);
+std::vector<accept::Node> gather_nodes(ctrl::Bootstrap& boot, const harness::Context& ctx) {
+  const std::string mine =
+      json{{"device", ctx.device().name()}, {"port", ctx.port().port_num}, {"gbps", ctx.port().rate_gbps}}.dump();
+  const auto all = boot.allgather(std::span(reinterpret_cast<const std::uint8_t*>(mine.data()), mine.size()));
+  std::vector<accept::Node> nodes;
+  std::map<std::string, int> host_count;
+  for (const auto& h : boot.hosts()) ++host_count[h];
+  for (std::uint32_t r = 0; r < boot.size(); ++r) {
+    const json j = json::parse(std::string(all[r].begin(), all[r].end()));
+    const std::string& host = boot.hosts()[r];
+    accept::Node n;
+    n.name = host_count[host] > 1 ? fmt::format("{}:{}", host, j.at("device").get<std::string>()) : host;
+    n.port_gbps = j.at("gbps").get<double>();
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+int lead(world::Leader& driver, ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec& spec,
+         const RunSettings& settings, const LeadOutputs& outputs, const std::vector<accept::Node>& nodes,
+         const accept::Schedule& schedule) {
   // A round's setup is two gathers (ready with the endpoints, then connected), each bounded by setup_s.
   const accept::TimeSettings ts{schedule.rounds.size(), settings.pair_s, settings.pair_timeout_s, 2 * settings.setup_s,
                                 spec.retests};
@@ -227,20 +222,13 @@ int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec&
                            outputs.pairs_file.empty() ? outputs.schedule : "--pairs " + outputs.pairs_file,
                            accept::describe_upper_bound(ts));
   const auto t_start = std::chrono::steady_clock::now();
-  PairJob job(boot, ctx, settings);
-  Rounds rounds(boot, job, settings);
+  Rounds rounds(boot, driver, settings);
   accept::Judgement j;
   std::vector<PairResult> results = measure_all(rounds, spec, nodes, schedule, j);
   rounds.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   write_reports(accept::Report{spec, nodes, results, j}, ctx, settings, outputs, schedule.rounds.size(), ts, secs);
   return j.ok() ? 0 : 1;
-}
-
-int follow(ctrl::Bootstrap& boot, const harness::Context& ctx, const RunSettings& settings) {
-  (void)gather_nodes(boot, ctx);
-  PairJob job(boot, ctx, settings);
-  return world::follow(boot, job, PairJob::driver_options(settings));
 }
 
 }  // namespace fabench::acceptbench

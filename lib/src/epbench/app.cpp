@@ -2,13 +2,9 @@
 
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
-#include "fabench/epbench/cli.hpp"
 #include "fabench/epbench/roles.hpp"
 #include "fabench/harness/report.hpp"
 #include "fabench/kv/plan.hpp"
@@ -32,63 +28,56 @@ void add_context(const EpBench& b, std::uint32_t ranks) {
       "recv_tokens: token copies a rank's experts get");
 }
 
-int run(const Cli& c, std::vector<EpBench> benches) {
-  auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
-  const bool leader = boot.rank() == 0;
-  if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::off);
-  std::string names;
-  for (const auto& b : benches) names += b.name() + ";";
-  world::require_same_benchmarks(boot, names);
-  const harness::Context ctx(world::context_for_rank(c.dev, boot.rank()));
-  SessionOptions so;
-  so.timeout = c.dev.timeout();
-  so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
-  so.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
-  Session session(boot, ctx, std::move(benches), so);
-  spdlog::info("rank {} of {} on {}: world up ({} peers, {} MiB arena), {} benchmark(s)", boot.rank(), boot.size(),
-               ctx.device().name(), session.world().peers().size(), session.world().arena().length() >> 20,
-               session.benches().size());
-  if (!leader) return follow(session);
-  harness::add_fabric_context(ctx, "ep");
-  world::add_world_context(boot, so.spin_before_yield, so.qp_timeout);
-  add_context(session.benches().front(), boot.size());
-  LeaderOptions lo;
-  lo.registration.iterations = c.iters;
-  lo.registration.min_time_s = c.duration_s;
-  lo.link_bytes_per_s = c.link.empty() ? ctx.port().rate_gbps * 1e9 / 8 : kv::parse_link_rate(c.link);
-  lo.wr_cost_s = c.wr_cost_ns * 1e-9;
-  lo.round_s = c.round_us * 1e-6;
-  return lead(session, lo);
-}
-
 }  // namespace
 
-int ep_main(int argc, char** argv) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("fabench-ep"));
-  spdlog::set_pattern("%n: %^%l%$: %v");
-  CLI::App app("fabench-ep: MoE dispatch and combine (expert parallelism) over RDMA, shaped by real models", "fabench-ep");
-  Cli c;
-  add_options(app, c);
-  app.footer(
-      "Experts are placed E/N per rank in contiguous blocks; every rank draws its tokens' top-k\n"
-      "experts from (--seed, rank), so every rank knows every count. Launch N ranks with mpirun -np N,\n"
-      "srun -n N or fabench-launch -n N. -d takes a list (rxe0,rxe1): rank r uses entry r mod its length.\n"
-      "--plan needs no RDMA: bytes, copies, WRs and predicted times per EP size (--ep).\n"
-      "Presets: " + ep_preset_list());
-  if (auto rc = harness::parse_command_line(
-          app, argc, argv, "fabench-ep",
-          "\nGoogle Benchmark flags pass through on rank 0 (--benchmark_format=json, --benchmark_out=FILE,\n"
-          "--benchmark_filter=REGEX, --benchmark_repetitions=N, ...).\n")) {
-    return *rc;
+world::AppJob::Text EpJob::text() const {
+  return {"fabench-ep", "fabench-ep: MoE dispatch and combine (expert parallelism) over RDMA, shaped by real models",
+          "Experts are placed E/N per rank in contiguous blocks; every rank draws its tokens' top-k\n"
+          "experts from (--seed, rank), so every rank knows every count. Launch N ranks with mpirun -np N,\n"
+          "srun -n N or fabench-launch -n N. -d takes a list (rxe0,rxe1): rank r uses entry r mod its length.\n"
+          "--plan needs no RDMA: bytes, copies, WRs and predicted times per EP size (--ep).\n"
+          "Presets: " +
+              ep_preset_list()};
+}
+
+std::optional<int> EpJob::before_launch(CLI::App& /*app*/) {
+  if (c_.plan) {
+    std::cout << render_plan(c_);
+    return 0;
   }
-  if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
-  return harness::run_main("fabench-ep", [&] {
-    if (c.plan) {
-      std::cout << render_plan(c);
-      return 0;
-    }
-    return run(c, build_benches(c));
-  });
+  benches_ = build_benches(c_);
+  return std::nullopt;
+}
+
+std::vector<std::string> EpJob::names() const {
+  std::vector<std::string> out;
+  for (const auto& b : benches_) out.push_back(b.name());
+  return out;
+}
+
+std::unique_ptr<world::Job> EpJob::set_up(const world::Rank& rank) {
+  auto so = rank.session_options<SessionOptions>();
+  auto session = std::make_unique<Session>(rank.boot, *rank.ctx, benches_, so);
+  session_ = session.get();
+  world::log_world_up(
+      rank, "", rank.where(),
+      fmt::format("{} peers, {} MiB arena", session_->world().peers().size(), session_->world().arena().length() >> 20),
+      fmt::format("{} benchmark(s)", benches_.size()));
+  return session;
+}
+
+void EpJob::begin(const world::Rank& rank) {
+  harness::add_fabric_context(*rank.ctx, "ep");
+  world::add_world_context(rank.boot, rank.spin_before_yield, rank.qp_timeout);
+  add_context(session_->benches().front(), rank.boot.size());
+  link_bytes_per_s_ = c_.link.empty() ? rank.ctx->port().rate_gbps * 1e9 / 8 : kv::parse_link_rate(c_.link);
+  wr_cost_s_ = c_.wr_cost_ns * 1e-9;
+  round_s_ = c_.round_us * 1e-6;
+}
+
+int ep_main(int argc, char** argv) {
+  EpJob job;
+  return world::job_main(argc, argv, job);
 }
 
 }  // namespace fabench::epbench

@@ -14,11 +14,6 @@ namespace fabench::epbench {
 
 namespace {
 
-struct Calls {
-  std::vector<double> dispatch_s, combine_s;  // per call, the slowest rank
-  std::uint64_t bad_copies = 0, bad_tokens = 0;
-};
-
 // The slowest rank per call; false (and error) when a rank's record is short.
 bool merge(const world::Outcome& out, Calls& c, std::string& error) {
   c = {};
@@ -44,89 +39,46 @@ bool merge(const world::Outcome& out, Calls& c, std::string& error) {
   return true;
 }
 
-class Leader {
- public:
-  Leader(Session& s, const LeaderOptions& o)
-      : s_(s), o_(o), driver_(s.boot(), s, world::DriverOptions{"fabench-ep", s.options().timeout, s.options().spin_before_yield}) {}
-
-  int run_all() {
-    for (std::size_t i = 0; i < s_.benches().size(); ++i) {
-      harness::register_fabric_benchmark(s_.benches()[i].name(), [this, i](benchmark::State& st) { bench(st, i); },
-                                         o_.registration);
-    }
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    driver_.finish();
-    if (failures_ > 0) {
-      std::cerr << fmt::format("fabench-ep: {} benchmark run(s) failed{}\n", failures_,
-                               driver_.broken() ? ": " + driver_.broken_reason() : std::string());
-      return 1;
-    }
-    return 0;
-  }
-
- private:
-  void bench(benchmark::State& state, std::size_t index) {
-    const auto n = static_cast<std::uint64_t>(state.max_iterations);
-    Calls c;
-    while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(n))) {
-      const auto out = driver_.run(index, n);
-      std::string error = out.error;
-      if (!out.ok || !merge(out, c, error)) {
-        ++failures_;
-        state.SkipWithError(error.c_str());
-        return;
-      }
-      double total = 0;
-      for (std::size_t i = 0; i < c.dispatch_s.size(); ++i) total += c.dispatch_s[i] + c.combine_s[i];
-      state.SetIterationTime(total);
-    }
-    report(state, index, c);
-  }
-
-  void report(benchmark::State& state, std::size_t index, Calls& c) {
-    const ep::EpPlan& p = s_.plan(index);
-    const auto d = harness::compute_stats_in_place(c.dispatch_s);
-    const auto m = harness::compute_stats_in_place(c.combine_s);
-    std::uint64_t fabric = 0, wire = 0, combine_fabric = 0;
-    for (const auto& r : p.ranks) {
-      fabric += r.dispatch_sent.fabric;
-      wire += r.dispatch_sent.fabric + r.header_bytes;
-      combine_fabric += r.combine_sent.fabric;
-    }
-    const double ranks = p.ranks.size();
-    state.counters["dispatch_us"] = d.p50 * 1e6;
-    state.counters["dispatch_p99_us"] = d.p99 * 1e6;
-    state.counters["combine_us"] = m.p50 * 1e6;
-    state.counters["combine_p99_us"] = m.p99 * 1e6;
-    state.counters["dispatch_GBps"] = d.p50 > 0 ? static_cast<double>(fabric) / ranks / d.p50 / 1e9 : 0;
-    state.counters["combine_GBps"] = m.p50 > 0 ? static_cast<double>(combine_fabric) / ranks / m.p50 / 1e9 : 0;
-    state.counters["recv_tokens_max"] = p.recv_copies_max();
-    state.counters["recv_tokens_mean"] = p.recv_copies_mean();
-    state.counters["logical_bytes"] = static_cast<double>(fabric);
-    state.counters["wire_bytes"] = static_cast<double>(wire);
-    const auto pr = ep::predict(p, o_.link_bytes_per_s, o_.wr_cost_s, o_.round_s);
-    state.counters["predicted_us"] = (pr.dispatch_s + pr.combine_s) * 1e6;
-    state.counters["wrong"] = static_cast<double>(c.bad_copies + c.bad_tokens);
-    if (c.bad_copies + c.bad_tokens > 0) {
-      ++failures_;
-      state.SkipWithError(fmt::format("{} dispatched copies and {} combined tokens arrived wrong", c.bad_copies, c.bad_tokens).c_str());
-    }
-  }
-
-  Session& s_;
-  LeaderOptions o_;
-  world::Leader driver_;
-  int failures_ = 0;
-};
-
 }  // namespace
 
-int lead(Session& session, const LeaderOptions& options) { return Leader(session, options).run_all(); }
+void EpJob::bench(benchmark::State& state, std::size_t index, world::Leader& driver) {
+  Calls c;
+  const bool ok = batches(state, driver, index, {}, [&c](const world::Outcome& out, std::string& error) {
+    if (!merge(out, c, error)) return std::optional<double>();
+    double total = 0;
+    for (std::size_t i = 0; i < c.dispatch_s.size(); ++i) total += c.dispatch_s[i] + c.combine_s[i];
+    return std::optional<double>(total);
+  });
+  if (ok) report(state, index, c);
+}
 
-int follow(Session& session) {
-  return world::follow(session.boot(), session,
-                       world::DriverOptions{"fabench-ep", session.options().timeout, session.options().spin_before_yield});
+void EpJob::report(benchmark::State& state, std::size_t index, Calls& c) {
+  const ep::EpPlan& p = session_->plan(index);
+  const auto d = harness::compute_stats_in_place(c.dispatch_s);
+  const auto m = harness::compute_stats_in_place(c.combine_s);
+  std::uint64_t fabric = 0, wire = 0, combine_fabric = 0;
+  for (const auto& r : p.ranks) {
+    fabric += r.dispatch_sent.fabric;
+    wire += r.dispatch_sent.fabric + r.header_bytes;
+    combine_fabric += r.combine_sent.fabric;
+  }
+  const double ranks = p.ranks.size();
+  state.counters["dispatch_us"] = d.p50 * 1e6;
+  state.counters["dispatch_p99_us"] = d.p99 * 1e6;
+  state.counters["combine_us"] = m.p50 * 1e6;
+  state.counters["combine_p99_us"] = m.p99 * 1e6;
+  state.counters["dispatch_GBps"] = d.p50 > 0 ? static_cast<double>(fabric) / ranks / d.p50 / 1e9 : 0;
+  state.counters["combine_GBps"] = m.p50 > 0 ? static_cast<double>(combine_fabric) / ranks / m.p50 / 1e9 : 0;
+  state.counters["recv_tokens_max"] = p.recv_copies_max();
+  state.counters["recv_tokens_mean"] = p.recv_copies_mean();
+  state.counters["logical_bytes"] = static_cast<double>(fabric);
+  state.counters["wire_bytes"] = static_cast<double>(wire);
+  const auto pr = ep::predict(p, link_bytes_per_s_, wr_cost_s_, round_s_);
+  state.counters["predicted_us"] = (pr.dispatch_s + pr.combine_s) * 1e6;
+  state.counters["wrong"] = static_cast<double>(c.bad_copies + c.bad_tokens);
+  if (c.bad_copies + c.bad_tokens > 0) {
+    fail(state, fmt::format("{} dispatched copies and {} combined tokens arrived wrong", c.bad_copies, c.bad_tokens));
+  }
 }
 
 }  // namespace fabench::epbench

@@ -7,9 +7,9 @@
 namespace fabench::epbench {
 
 std::string EpBench::name() const {
-  const std::string skew_part = !routing_file.empty()                 ? "replay"
+  const std::string skew_part = !routing_file.empty()              ? "replay"
                                 : skew.kind == ep::SkewKind::kNone ? "uniform"
-                                                                    : ep::skew_name(skew);
+                                                                   : ep::skew_name(skew);
   return fmt::format("ep/{}/{}/{}/t{}/{}{}", config.shape.name, ep::mode_name(config.mode), ep::dtype_name(config.dtype),
                      config.tokens, skew_part, reference ? "/ref-write" : "");
 }
@@ -48,14 +48,12 @@ void Session::post_receives() {
 }
 
 void Session::prepare(std::size_t bench, const world::Params& /*params*/) {
-  if (current_ == bench && engine_) return;
-  engine_.reset();
-  current_.reset();
-  const EpBench& b = benches_.at(bench);
-  const ep::Router router = b.router();
-  ep::Exchange ex(b.config, router.placement(), boot_.rank(), router.route(boot_.rank(), b.config.tokens));
-  engine_ = std::make_unique<Engine>(*world_, plans_[bench], std::move(ex), b.reference);
-  current_ = bench;
+  engine_.prepare(bench, [&] {
+    const EpBench& b = benches_.at(bench);
+    const ep::Router router = b.router();
+    ep::Exchange ex(b.config, router.placement(), boot_.rank(), router.route(boot_.rank(), b.config.tokens));
+    return std::make_unique<Engine>(*world_, plans_[bench], std::move(ex), b.reference);
+  });
 }
 
 world::RankReport Session::run(std::uint64_t iterations, const world::Watch& watch) {
@@ -68,10 +66,7 @@ world::RankReport Session::run(std::uint64_t iterations, const world::Watch& wat
       .set_list("combine_s", std::move(r.combine_s))
       .set_u64("bad_copies", r.bad_copies)
       .set_u64("bad_tokens", r.bad_tokens);
-  if (!r.ok) {  // a call may have stopped half-way: the next run starts afresh
-    engine_.reset();
-    current_.reset();
-  }
+  if (!r.ok) engine_.drop();  // a call may have stopped half-way
   return out;
 }
 

@@ -2,19 +2,13 @@
 
 #include <fstream>
 #include <iostream>
-#include <limits>
 
-#include <CLI/CLI.hpp>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
-#include "fabench/harness/cli.hpp"
 #include "fabench/harness/report.hpp"
 #include "fabench/kv/error.hpp"
 #include "fabench/kv/plan_report.hpp"
-#include "fabench/kvbench/cli.hpp"
 #include "fabench/kvbench/roles.hpp"
 #include "fabench/world/launch.hpp"
 
@@ -41,83 +35,80 @@ void add_context(const std::vector<KvBench>& benches) {
   add("bandwidth_unit", "GBps = 1e9 bytes/s; p50/p99/max_us: per-request transfer time");
 }
 
-int run(const Cli& c, std::vector<KvBench> benches) {
-  auto boot = world::connect_ranks(c.ranks, c.dev.timeout());
-  const kv::KvSpec& shape = benches.front().spec;
-  if (boot.size() != shape.prefill_tp + shape.decode_tp) {
-    throw UsageError(world::rank_count_mismatch(
-        fmt::format("prefill TP {} and decode TP {}", shape.prefill_tp, shape.decode_tp),
-        shape.prefill_tp + shape.decode_tp, boot.size()));
-  }
-  const bool leader = boot.rank() == 0;
-  if (!leader && !c.ranks.print_all) spdlog::set_level(spdlog::level::off);
-  std::string names;
-  for (const auto& b : benches) names += b.name() + ";";
-  world::require_same_benchmarks(boot, names);
-  const harness::Context ctx(world::context_for_rank(c.dev, boot.rank()));
-  SessionOptions so;
-  so.timeout = c.dev.timeout();
-  so.spin_before_yield = world::spin_before_yield(c.ranks, boot);
-  so.qp_timeout = static_cast<std::uint8_t>(c.ranks.qp_timeout);
-  so.qps = c.qps;
-  const kv::KvSpec& first = benches.front().spec;
-  Session session(boot, ctx, std::move(benches), so);
-  spdlog::info("rank {} of {} ({} rank {}) on {}: world up ({} peers x {} QPs, {} MiB pool), {} benchmark(s)",
-               boot.rank(), boot.size(), boot.rank() < first.prefill_tp ? "prefill" : "decode",
-               boot.rank() < first.prefill_tp ? boot.rank() : boot.rank() - first.prefill_tp, ctx.device().name(),
-               session.world().peers().size(), c.qps, session.world().arena().length() >> 20,
-               session.benches().size());
-  if (!leader) return follow(session);
-  harness::add_fabric_context(ctx, "kv");
-  world::add_world_context(boot, so.spin_before_yield, so.qp_timeout);
-  add_context(session.benches());
-  LeaderOptions lo;
-  lo.registration.iterations = c.iters;
-  lo.registration.min_time_s = c.duration_s;
-  lo.link_bytes_per_s = c.link.empty() ? ctx.port().rate_gbps * 1e9 / 8 : kv::parse_link_rate(c.link);
-  lo.wr_cost_s = c.wr_cost_ns * 1e-9;
-  if (c.prefill_tps > 0) lo.prefill_tokens_per_s = c.prefill_tps;
-  if (c.ttft_ms > 0) lo.ttft_s = c.ttft_ms / 1e3;
-  return lead(session, lo);
-}
-
 }  // namespace
 
-int kv_main(int argc, char** argv) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("fabench-kv"));
-  spdlog::set_pattern("%n: %^%l%$: %v");
-  CLI::App app("fabench-kv: KV-cache transfers between prefill and decode ranks, shaped by real models", "fabench-kv");
-  Cli c;
-  add_options(app, c);
-  app.footer(
-      "Ranks 0..P-1 are the prefill TP ranks, P..P+D-1 the decode ones: launch P + D ranks with\n"
-      "mpirun -np N, srun -n N or fabench-launch -n N (rank and size from the launcher's environment).\n"
-      "-d takes a list (rxe0,rxe1): rank r uses entry r mod its length.\n"
-      "--plan needs no RDMA: it prints the shape, the WRs per layout and the predicted time.\n"
-      "-b/-e are nccl-tests' min/max bytes (not perftest's bidirectional/events).\n"
-      "Presets: " + kv_preset_list());
-  if (auto rc = harness::parse_command_line(
-          app, argc, argv, "fabench-kv",
-          "\nGoogle Benchmark flags pass through on rank 0 (--benchmark_format=json, --benchmark_out=FILE,\n"
-          "--benchmark_filter=REGEX, --benchmark_repetitions=N, ...).\n")) {
-    return *rc;
-  }
-  if (c.dev.verbose) spdlog::set_level(spdlog::level::debug);
-  return harness::run_main("fabench-kv", [&] {
-    if (c.plan) {
-      const std::string plans = render_plans(c);
-      const std::string path = plan_path(c);
-      if (path.empty()) {
-        std::cout << plans;
-      } else {
-        std::ofstream out(path);
-        out << plans;
-        if (!out.flush()) throw UsageError(fmt::format("--json {}: cannot write the file", path));
-      }
-      return 0;
+world::AppJob::Text KvJob::text() const {
+  return {"fabench-kv", "fabench-kv: KV-cache transfers between prefill and decode ranks, shaped by real models",
+          "Ranks 0..P-1 are the prefill TP ranks, P..P+D-1 the decode ones: launch P + D ranks with\n"
+          "mpirun -np N, srun -n N or fabench-launch -n N (rank and size from the launcher's environment).\n"
+          "-d takes a list (rxe0,rxe1): rank r uses entry r mod its length.\n"
+          "--plan needs no RDMA: it prints the shape, the WRs per layout and the predicted time.\n"
+          "-b/-e are nccl-tests' min/max bytes (not perftest's bidirectional/events).\n"
+          "Presets: " +
+              kv_preset_list()};
+}
+
+std::optional<int> KvJob::before_launch(CLI::App& /*app*/) {
+  if (c_.plan) {
+    const std::string plans = render_plans(c_);
+    const std::string path = plan_path(c_);
+    if (path.empty()) {
+      std::cout << plans;
+    } else {
+      std::ofstream out(path);
+      out << plans;
+      if (!out.flush()) throw UsageError(fmt::format("--json {}: cannot write the file", path));
     }
-    return run(c, build_benches(c));
-  });
+    return 0;
+  }
+  benches_ = build_benches(c_);
+  return std::nullopt;
+}
+
+void KvJob::check_size(const ctrl::Bootstrap& boot) const {
+  const kv::KvSpec& shape = benches_.front().spec;
+  if (boot.size() != shape.prefill_tp + shape.decode_tp) {
+    throw UsageError(
+        world::rank_count_mismatch(fmt::format("prefill TP {} and decode TP {}", shape.prefill_tp, shape.decode_tp),
+                                   shape.prefill_tp + shape.decode_tp, boot.size()));
+  }
+}
+
+std::vector<std::string> KvJob::names() const {
+  std::vector<std::string> out;
+  for (const auto& b : benches_) out.push_back(b.name());
+  return out;
+}
+
+std::unique_ptr<world::Job> KvJob::set_up(const world::Rank& rank) {
+  auto so = rank.session_options<SessionOptions>();
+  so.qps = c_.qps;
+  auto session = std::make_unique<Session>(rank.boot, *rank.ctx, benches_, so);
+  session_ = session.get();
+  const std::uint32_t r = rank.boot.rank();
+  const std::uint32_t prefill_tp = benches_.front().spec.prefill_tp;
+  world::log_world_up(
+      rank, fmt::format(" ({} rank {})", r < prefill_tp ? "prefill" : "decode", r < prefill_tp ? r : r - prefill_tp),
+      rank.where(),
+      fmt::format("{} peers x {} QPs, {} MiB pool", session_->world().peers().size(), c_.qps,
+                  session_->world().arena().length() >> 20),
+      fmt::format("{} benchmark(s)", benches_.size()));
+  return session;
+}
+
+void KvJob::begin(const world::Rank& rank) {
+  harness::add_fabric_context(*rank.ctx, "kv");
+  world::add_world_context(rank.boot, rank.spin_before_yield, rank.qp_timeout);
+  add_context(benches_);
+  link_bytes_per_s_ = c_.link.empty() ? rank.ctx->port().rate_gbps * 1e9 / 8 : kv::parse_link_rate(c_.link);
+  wr_cost_s_ = c_.wr_cost_ns * 1e-9;
+  if (c_.prefill_tps > 0) prefill_tokens_per_s_ = c_.prefill_tps;
+  if (c_.ttft_ms > 0) ttft_s_ = c_.ttft_ms / 1e3;
+}
+
+int kv_main(int argc, char** argv) {
+  KvJob job;
+  return world::job_main(argc, argv, job);
 }
 
 }  // namespace fabench::kvbench

@@ -15,8 +15,8 @@ std::string KvBench::name() const {
   if (kind == BenchKind::kSweep) {
     return fmt::format("wr/{}/{}B/sge{}/list{}/sig{}", dir, wr_bytes, sges, transfer.post_list, transfer.signal_every);
   }
-  std::string n = fmt::format("kv/{}/{}/{}/isl{}/tp{}-{}", spec.model.name, kv::layout_name(spec.layout), dir,
-                              spec.isl, spec.prefill_tp, spec.decode_tp);
+  std::string n = fmt::format("kv/{}/{}/{}/isl{}/tp{}-{}", spec.model.name, kv::layout_name(spec.layout), dir, spec.isl,
+                              spec.prefill_tp, spec.decode_tp);
   if (spec.layout != kv::Layout::kContiguous) n += fmt::format("/frag{}", spec.fragmentation);
   if (!spec.merge && spec.layout != kv::Layout::kContiguous) n += "+unmerged";
   if (spec.max_sge > 1) n += fmt::format("+sge{}", spec.max_sge);
@@ -80,9 +80,9 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
   const auto& first = benches_.front().spec;
   const std::uint32_t n = boot.size();
   if (n != first.prefill_tp + first.decode_tp) {
-    throw harness::UsageError(world::rank_count_mismatch(
-        fmt::format("prefill TP {} and decode TP {}", first.prefill_tp, first.decode_tp),
-        first.prefill_tp + first.decode_tp, n));
+    throw harness::UsageError(
+        world::rank_count_mismatch(fmt::format("prefill TP {} and decode TP {}", first.prefill_tp, first.decode_tp),
+                                   first.prefill_tp + first.decode_tp, n));
   }
   world::WorldOptions wo;
   wo.qps_per_peer = options.qps;
@@ -112,23 +112,18 @@ Session::Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector
 }
 
 void Session::prepare(std::size_t bench, const world::Params& /*params*/) {
-  if (current_ == bench && transfer_) return;
-  transfer_.reset();
-  current_.reset();
-  const KvBench& b = benches_.at(bench);
-  const auto plans = plans_for(b);
-  transfer_ = std::make_unique<Transfer>(*world_, b.spec, plans, b.transfer);
-  transfer_->fill();
-  current_ = bench;
+  transfer_.prepare(bench, [&] {
+    const KvBench& b = benches_.at(bench);
+    const auto plans = plans_for(b);
+    auto t = std::make_unique<Transfer>(*world_, b.spec, plans, b.transfer);
+    t->fill();
+    return t;
+  });
 }
 
 world::RankReport Session::run(std::uint64_t iterations, const world::Watch& watch) {
   TransferResult r = transfer_->run(iterations, watch);
-  if (!r.ok) {
-    // Lanes may hold half a transfer: the next run starts afresh.
-    transfer_.reset();
-    current_.reset();
-  }
+  if (!r.ok) transfer_.drop();  // lanes may hold half a transfer
   return r.to_report();
 }
 

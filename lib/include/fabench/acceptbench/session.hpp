@@ -16,10 +16,11 @@
 // reads "timeout" with the reason, and its later pairs are recorded as timeouts without running.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "fabench/accept/result.hpp"
+#include "fabench/accept/schedule.hpp"
 #include "fabench/accept/spec.hpp"
 #include "fabench/acceptbench/job.hpp"
 #include "fabench/ctrl/bootstrap.hpp"
@@ -34,13 +35,14 @@ struct LeadOutputs {
   std::string schedule;    // "round-robin" or "bisection"
 };
 
-// Rank 0: runs the schedule, judges, writes the reports. Returns the exit status (0 accepted).
-// `make_schedule(names)` builds the schedule once the node names are known.
-int lead(ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec& spec, const RunSettings& settings,
-         const LeadOutputs& outputs,
-         const std::function<accept::Schedule(const std::vector<std::string>&)>& make_schedule);
+// Every rank at set-up, before its PairJob: the nodes by rank, named from every rank's host
+// and device (one allgather).
+[[nodiscard]] std::vector<accept::Node> gather_nodes(ctrl::Bootstrap& boot, const harness::Context& ctx);
 
-// Ranks 1..N-1: serve rank 0's runs until goodbye. Returns the exit status.
-int follow(ctrl::Bootstrap& boot, const harness::Context& ctx, const RunSettings& settings);
+// Rank 0: runs `schedule` over the driver of the session (the PairJob's), judges, writes the
+// reports. Returns the exit status (0 accepted).
+int lead(world::Leader& driver, ctrl::Bootstrap& boot, const harness::Context& ctx, const accept::Spec& spec,
+         const RunSettings& settings, const LeadOutputs& outputs, const std::vector<accept::Node>& nodes,
+         const accept::Schedule& schedule);
 
 }  // namespace fabench::acceptbench

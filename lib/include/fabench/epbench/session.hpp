@@ -18,6 +18,7 @@
 #include "fabench/epbench/engine.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/world/driver.hpp"
+#include "fabench/world/prepared.hpp"
 #include "fabench/world/world.hpp"
 
 namespace fabench::epbench {
@@ -43,7 +44,8 @@ struct SessionOptions {
 
 class Session final : public world::Job {
  public:
-  Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<EpBench> benches, const SessionOptions& options);
+  Session(ctrl::Bootstrap& boot, const harness::Context& ctx, std::vector<EpBench> benches,
+          const SessionOptions& options);
 
   [[nodiscard]] ctrl::Bootstrap& boot() noexcept { return boot_; }
   [[nodiscard]] const std::vector<EpBench>& benches() const noexcept { return benches_; }
@@ -63,8 +65,7 @@ class Session final : public world::Job {
   std::vector<ep::EpPlan> plans_;
   SessionOptions options_;
   std::unique_ptr<world::World> world_;
-  std::optional<std::size_t> current_;
-  std::unique_ptr<Engine> engine_;
+  world::Prepared<Engine> engine_;
 };
 
 }  // namespace fabench::epbench

@@ -17,6 +17,7 @@
 #include "fabench/kv/plan.hpp"
 #include "fabench/kvbench/transfer.hpp"
 #include "fabench/world/driver.hpp"
+#include "fabench/world/prepared.hpp"
 #include "fabench/world/world.hpp"
 
 namespace fabench::kvbench {
@@ -48,8 +49,8 @@ struct KvBench {
 struct SessionOptions {
   std::chrono::milliseconds timeout{30'000};
   std::uint32_t spin_before_yield = 0;
-  std::uint32_t qps = 1;          // lanes per pair
-  std::uint32_t send_depth = 256; // WRs in flight per lane (clamped to the device)
+  std::uint32_t qps = 1;           // lanes per pair
+  std::uint32_t send_depth = 256;  // WRs in flight per lane (clamped to the device)
   std::uint8_t qp_timeout = world::kDefaultQpTimeout;
 };
 
@@ -73,8 +74,7 @@ class Session final : public world::Job {
   std::vector<KvBench> benches_;
   SessionOptions options_;
   std::unique_ptr<world::World> world_;
-  std::optional<std::size_t> current_;
-  std::unique_ptr<Transfer> transfer_;
+  world::Prepared<Transfer> transfer_;
 };
 
 }  // namespace fabench::kvbench
