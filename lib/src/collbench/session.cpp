@@ -133,57 +133,6 @@ std::size_t Session::peer_count() const noexcept { return world_ ? world_->peers
 
 std::uint64_t Session::arena_bytes() const noexcept { return world_ ? world_->arena().length() : shm_->arena_bytes(); }
 
-world::RankReport RankResult::to_report() const {
-  world::RankReport out;
-  out.ok = ok;
-  out.error = error;
-  out.closed_channel = closed_channel;
-  out.record = to_record();
-  return out;
-}
-
-ctrl::Record RankResult::to_record() const {
-  ctrl::Record r;
-  r.set_f64("seconds", seconds)
-      .set_u64("wrong", wrong)
-      .set_u64("hash", hash)
-      .set_u64("wire_bytes", wire_bytes)
-      .set_f64("ops_seconds", ops_seconds);
-  return r;
-}
-
-RankResult RankResult::from_record(const ctrl::Record& r) {
-  RankResult out;
-  out.seconds = r.f64("seconds");
-  out.wrong = r.u64("wrong");
-  out.hash = r.u64("hash");
-  out.wire_bytes = r.u64("wire_bytes");
-  out.ops_seconds = r.f64("ops_seconds");
-  return out;
-}
-
-RankResult RankResult::from_report(const world::RankReport& r) {
-  RankResult out;
-  // A failed rank may have sent no numbers (zeros then); any other record must be whole.
-  if (r.ok || !r.record.empty()) {
-    try {
-      out = from_record(r.record);
-    } catch (const ctrl::RecordError& e) {
-      out = RankResult{};
-      if (r.ok) {
-        out.ok = false;
-        out.error = e.what();
-        out.closed_channel = r.closed_channel;
-        return out;
-      }
-    }
-  }
-  out.ok = r.ok;
-  out.error = r.error;
-  out.closed_channel = r.closed_channel;
-  return out;
-}
-
 void Session::prepare(std::size_t bench, const world::Params& params) {
   for (const auto& [k, v] : params) {
     if (k != "algo") continue;

@@ -13,6 +13,7 @@
 #include "fabench/base/error.hpp"
 #include "fabench/harness/loop.hpp"
 #include "fabench/verbs/error.hpp"
+#include "fabench/world/poll.hpp"
 
 namespace fabench::collbench {
 
@@ -61,7 +62,10 @@ std::uint64_t ArenaLayout::offset(coll::Buf b, unsigned parity) const noexcept {
 // ---- RDMA: writes with immediate -------------------------------------------------------------
 
 RdmaTransport::RdmaTransport(const world::World& world, const coll::Schedule& schedule, const ArenaLayout& layout)
-    : world_(world), schedule_(schedule), base_(world.arena().data()), expected_(expected_arrivals<std::uint32_t>(schedule)) {
+    : world_(world),
+      schedule_(schedule),
+      base_(world.arena().data()),
+      expected_(expected_arrivals<std::uint32_t>(schedule)) {
   if (layout.total > world.arena().length()) {
     throw RunError(
         fmt::format("collective needs {} bytes of arena, the world has {}", layout.total, world.arena().length()));
@@ -82,8 +86,8 @@ RdmaTransport::RdmaTransport(const world::World& world, const coll::Schedule& sc
       if (t.bytes > 0x7fffffffULL) throw UserError("a single write above 2 GiB");
       wr_qp_[w] = &world.qp(t.dst_rank);
       for (unsigned p = 0; p < 2; ++p) {
-        sges_[p][w] =
-            world.arena().sge(layout.offset(t.src_buf, p) + t.src_offset, static_cast<std::uint32_t>(t.bytes));
+        sges_[p][w] = world.arena().sge(layout.offset(t.src_buf, p) + t.src_offset,
+                                        static_cast<std::uint32_t>(t.bytes));
         ibv_send_wr& wr = wrs_[p][w];
         wr = ibv_send_wr{};
         wr.wr_id = w;
@@ -124,38 +128,13 @@ int RdmaTransport::post(std::size_t w, unsigned p, std::string& error) noexcept 
 
 // Arrivals counted by (parity, step) and their receives reposted; send completions retired.
 int RdmaTransport::poll(unsigned /*p*/, std::size_t /*k*/, std::string& error) noexcept {
-  auto& wcs = wcs_;
-  const int nr = world_.recv_cq().poll(std::span(wcs));
-  for (int i = 0; i < nr; ++i) {
-    const ibv_wc& wc = wcs[i];
-    if (wc.status != IBV_WC_SUCCESS) [[unlikely]] {
-      error = verbs::completion_error(wc, fmt::format("the QP from rank {}", wc.wr_id)).what();
-      return -1;
-    }
-    const std::uint32_t imm = ntohl(wc.imm_data);
-    const std::uint32_t step = imm & ~kParityBit;
-    if (step < arrived_[0].size()) ++arrived_[(imm & kParityBit) != 0 ? 1 : 0][step];
-    ibv_recv_wr wr{};
-    wr.wr_id = wc.wr_id;
-    if (world_.qp(static_cast<std::uint32_t>(wc.wr_id)).post_recv(wr) != 0) [[unlikely]] {
-      error = fmt::format("ibv_post_recv failed while reposting a receive for rank {}", wc.wr_id);
-      return -1;
-    }
-  }
-  const int ns = world_.send_cq().poll(std::span(wcs));
-  for (int i = 0; i < ns; ++i) {
-    if (wcs[i].status != IBV_WC_SUCCESS) [[unlikely]] {
-      const auto& t = schedule_.writes[wcs[i].wr_id];
-      error = verbs::completion_error(wcs[i], fmt::format("the QP to rank {}", t.dst_rank)).what();
-      return -1;
-    }
-    --outstanding_;
-  }
-  if (nr < 0 || ns < 0) [[unlikely]] {
-    error = "ibv_poll_cq failed";
-    return -1;
-  }
-  return nr + ns;
+  return world::poll_world(
+      world_, std::span(wcs_), outstanding_, error,
+      [&](std::uint32_t /*peer*/, std::uint32_t imm) {
+        const std::uint32_t step = imm & ~kParityBit;
+        if (step < arrived_[0].size()) ++arrived_[(imm & kParityBit) != 0 ? 1 : 0][step];
+      },
+      [&](const ibv_wc& wc) { return schedule_.writes[wc.wr_id].dst_rank; });
 }
 
 std::string RdmaTransport::waiting_for(unsigned p, std::size_t k) const {
@@ -168,7 +147,10 @@ std::string RdmaTransport::waiting_for(unsigned p, std::size_t k) const {
 // ---- shared memory: copy, then bump the peer's counter ---------------------------------------
 
 ShmTransport::ShmTransport(world::ShmWorld& world, const coll::Schedule& schedule, const ArenaLayout& layout)
-    : world_(world), schedule_(schedule), steps_(schedule.num_steps()), expected_(expected_arrivals<std::uint64_t>(schedule)) {
+    : world_(world),
+      schedule_(schedule),
+      steps_(schedule.num_steps()),
+      expected_(expected_arrivals<std::uint64_t>(schedule)) {
   if (layout.total > world.arena_bytes()) {
     throw RunError(
         fmt::format("collective needs {} bytes of arena, the world has {}", layout.total, world.arena_bytes()));

@@ -13,18 +13,9 @@ namespace fabench::congest {
 
 namespace {
 
-constexpr std::array<std::pair<Pattern, std::string_view>, 4> kPatterns{{
-    {Pattern::kIncast, "incast"},
-    {Pattern::kPutIncast, "put-incast"},
-    {Pattern::kGetBroadcast, "get-broadcast"},
-    {Pattern::kAllToAll, "all-to-all"},
-}};
-
-std::string known_patterns() {
-  std::vector<std::string_view> names;
-  for (const auto& [p, n] : kPatterns) names.push_back(n);
-  return fmt::format("{}", fmt::join(names, ", "));
-}
+// By the enums' values.
+constexpr std::array<std::string_view, 4> kPatternNames{"incast", "put-incast", "get-broadcast", "all-to-all"};
+constexpr std::array<std::string_view, 3> kOpNames{"send", "write", "read"};
 
 // The congestors other than the target, rotated to start after it, the first `senders` of them.
 std::vector<std::uint32_t> others(const Roles& roles, std::uint32_t target, std::uint32_t senders) {
@@ -33,8 +24,8 @@ std::vector<std::uint32_t> others(const Roles& roles, std::uint32_t target, std:
   const auto at = static_cast<std::size_t>(std::find(c.begin(), c.end(), target) - c.begin());
   for (std::size_t k = 1; k < c.size(); ++k) out.push_back(c[(at + k) % c.size()]);
   if (senders > out.size()) {
-    throw UserError(fmt::format("--ratio {}:1 needs {} congestors besides the target; there are {}", senders, senders,
-                                out.size()));
+    throw UserError(
+        fmt::format("--ratio {}:1 needs {} congestors besides the target; there are {}", senders, senders, out.size()));
   }
   if (senders > 0) out.resize(senders);
   return out;
@@ -42,21 +33,9 @@ std::vector<std::uint32_t> others(const Roles& roles, std::uint32_t target, std:
 
 }  // namespace
 
-std::string_view pattern_name(Pattern p) {
-  for (const auto& [q, n] : kPatterns) {
-    if (q == p) return n;
-  }
-  return "?";
-}
+std::string_view pattern_name(Pattern p) { return kPatternNames.at(static_cast<std::size_t>(p)); }
 
-std::string_view flow_op_name(FlowOp op) {
-  switch (op) {
-    case FlowOp::kSend: return "send";
-    case FlowOp::kWrite: return "write";
-    case FlowOp::kRead: return "read";
-  }
-  return "?";
-}
+std::string_view flow_op_name(FlowOp op) { return kOpNames.at(static_cast<std::size_t>(op)); }
 
 std::vector<Pattern> parse_patterns(std::string_view list) {
   if (list == "all") return {Pattern::kIncast, Pattern::kPutIncast, Pattern::kGetBroadcast, Pattern::kAllToAll};
@@ -65,14 +44,16 @@ std::vector<Pattern> parse_patterns(std::string_view list) {
   while (start <= list.size()) {
     const std::size_t comma = std::min(list.find(',', start), list.size());
     const std::string_view name = list.substr(start, comma - start);
-    const auto it = std::find_if(kPatterns.begin(), kPatterns.end(), [&](const auto& e) { return e.second == name; });
-    if (it == kPatterns.end()) {
-      throw UserError(fmt::format("unknown congestor pattern \"{}\" (known: {}, or all)", name, known_patterns()));
+    const auto it = std::find(kPatternNames.begin(), kPatternNames.end(), name);
+    if (it == kPatternNames.end()) {
+      throw UserError(
+          fmt::format("unknown congestor pattern \"{}\" (known: {}, or all)", name, fmt::join(kPatternNames, ", ")));
     }
-    if (std::find(out.begin(), out.end(), it->first) != out.end()) {
+    const auto p = static_cast<Pattern>(it - kPatternNames.begin());
+    if (std::find(out.begin(), out.end(), p) != out.end()) {
       throw UserError(fmt::format("congestor pattern \"{}\" is named twice", name));
     }
-    out.push_back(it->first);
+    out.push_back(p);
     start = comma + 1;
   }
   return out;

@@ -57,26 +57,6 @@ std::string ep_preset_list() { return fmt::format("{}", fmt::join(ep::preset_nam
 
 namespace {
 
-template <typename T, typename Parse>
-std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse) {
-  std::vector<T> out;
-  for (const auto& item : harness::split_list(text)) {
-    try {
-      out.push_back(parse(item));
-    } catch (const kv::KvError& e) {
-      throw UsageError(fmt::format("{} {}: {}", flag, text, e.what()));
-    }
-  }
-  if (out.empty()) throw UsageError(fmt::format("{} is empty", flag));
-  return out;
-}
-
-std::uint32_t parse_count(const std::string& item, const char* flag, std::uint32_t lo, std::uint32_t hi) {
-  const auto v = harness::parse_integer<std::uint32_t>(item);
-  if (!v || *v < lo || *v > hi) throw UsageError(fmt::format("{} must be from {} to {} (got {})", flag, lo, hi, item));
-  return *v;
-}
-
 std::vector<ep::MoeShape> models(const Cli& c) {
   if (!c.model_config.empty() && c.model_given) {
     throw UsageError("--model and --model-config contradict each other: a preset or a file");
@@ -86,16 +66,18 @@ std::vector<ep::MoeShape> models(const Cli& c) {
   } catch (const kv::KvError& e) {
     throw UsageError(e.what());
   }
-  return parse_list<ep::MoeShape>(c.models, "--model", [](const std::string& s) { return ep::preset(s); });
+  return harness::parse_list<ep::MoeShape>(c.models, "--model", [](const std::string& s) { return ep::preset(s); });
 }
 
 }  // namespace
 
 std::vector<EpBench> build_benches(const Cli& c) {
-  if (c.plan && (c.iters > 0 || c.duration_s > 0)) throw UsageError(fmt::format("{} does not apply to --plan", c.iters > 0 ? "-n" : "-D"));
+  if (c.plan && (c.iters > 0 || c.duration_s > 0))
+    throw UsageError(fmt::format("{} does not apply to --plan", c.iters > 0 ? "-n" : "-D"));
   if (!c.plan && c.plan_copies) throw UsageError("--plan-copies goes with --plan");
   if (c.plan && c.reference) throw UsageError("--reference does not apply to --plan");
-  if (!c.plan && c.plan_ranks_given) throw UsageError("--ep goes with --plan (a run's EP size is the number of ranks launched)");
+  if (!c.plan && c.plan_ranks_given)
+    throw UsageError("--ep goes with --plan (a run's EP size is the number of ranks launched)");
   if (!c.plan && c.ranks_per_node != 1) {
     throw UsageError("--ranks-per-node above 1 goes with --plan: runs move data with one rank per node");
   }
@@ -109,9 +91,10 @@ std::vector<EpBench> build_benches(const Cli& c) {
   if (!c.routing.empty() && skew.kind != ep::SkewKind::kNone) {
     throw UsageError("--routing and --skew contradict each other: a recorded routing or a drawn one");
   }
-  const auto modes = parse_list<ep::Mode>(c.modes, "--mode", [](const std::string& s) { return ep::parse_mode(s); });
-  const auto dtypes =
-      parse_list<ep::DispatchDtype>(c.dtypes, "--dtype", [](const std::string& s) { return ep::parse_dispatch_dtype(s); });
+  const auto modes = harness::parse_list<ep::Mode>(c.modes, "--mode",
+                                                   [](const std::string& s) { return ep::parse_mode(s); });
+  const auto dtypes = harness::parse_list<ep::DispatchDtype>(
+      c.dtypes, "--dtype", [](const std::string& s) { return ep::parse_dispatch_dtype(s); });
   std::vector<EpBench> out;
   for (const auto& m : models(c)) {
     for (const auto mode : modes) {
@@ -119,7 +102,8 @@ std::vector<EpBench> build_benches(const Cli& c) {
       for (const auto dt : dtypes) {
         for (const auto& t : harness::split_list(tokens)) {
           EpBench b;
-          b.config = ep::EpConfig{m, 0, c.ranks_per_node, parse_count(t, "--tokens", 1, ep::kMaxTokens), mode, dt};
+          b.config = ep::EpConfig{m,    0, c.ranks_per_node, harness::parse_count(t, "--tokens", 1, ep::kMaxTokens),
+                                  mode, dt};
           b.skew = skew;
           b.routing_file = c.routing;
           b.seed = c.seed;
@@ -143,8 +127,8 @@ std::string render_plan(const Cli& c) {
   } catch (const kv::KvError& e) {
     throw UsageError(fmt::format("--link: {}", e.what()));
   }
-  const auto sizes = parse_list<std::uint32_t>(c.plan_ranks, "--ep",
-                                               [](const std::string& s) { return parse_count(s, "--ep", 1, 1024); });
+  const auto sizes = harness::parse_list<std::uint32_t>(
+      c.plan_ranks, "--ep", [](const std::string& s) { return harness::parse_count(s, "--ep", 1, 1024); });
   std::string out = fmt::format("{:<44} {:>5} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>11} {:>11}\n", "benchmark", "ep",
                                 "recv_max", "recv_mean", "fabric_B/rk", "intra_B/rk", "wrs_disp", "wrs_comb",
                                 "dispatch_us", "combine_us");

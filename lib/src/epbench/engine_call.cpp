@@ -11,6 +11,7 @@
 #include "fabench/epbench/engine.hpp"
 #include "fabench/harness/loop.hpp"
 #include "fabench/verbs/error.hpp"
+#include "fabench/world/poll.hpp"
 
 namespace fabench::epbench {
 
@@ -104,8 +105,9 @@ bool Engine::dispatch(unsigned p, Wait& w) {
       mailbox_[p][kCount][s] = 0;
       if (got != plan_.ranks[s].copies_to[self_]) {
         w.r.ok = false;
-        w.r.error = fmt::format("rank {} announced {} copies for this rank, the plan says {} (do the ranks run the same routing?)",
-                                s, got, plan_.ranks[s].copies_to[self_]);
+        w.r.error = fmt::format(
+            "rank {} announced {} copies for this rank, the plan says {} (do the ranks run the same routing?)", s, got,
+            plan_.ranks[s].copies_to[self_]);
         return false;
       }
     }
@@ -140,7 +142,8 @@ bool Engine::reference_dispatch(unsigned p, Wait& w) {
 bool Engine::combine(unsigned p, Wait& w) {
   const Layout& me = layouts_[self_];
   for (const std::uint32_t s : recv_from_) {
-    if (!post(s, me.reply[s], reply_bytes(s, self_), layouts_[s].back[p][self_], immediate(p, kCombine, 0), w.r.error)) {
+    if (!post(s, me.reply[s], reply_bytes(s, self_), layouts_[s].back[p][self_], immediate(p, kCombine, 0),
+              w.r.error)) {
       return false;
     }
   }
@@ -173,42 +176,20 @@ bool Engine::post(std::uint32_t peer, std::uint64_t local_off, std::uint64_t byt
 
 int Engine::poll(std::string& error) {
   std::array<ibv_wc, 32> wcs;
-  const int nr = world_.recv_cq().poll(std::span(wcs));
-  for (int i = 0; i < nr; ++i) {
-    const ibv_wc& wc = wcs[i];
-    const auto peer = static_cast<std::uint32_t>(wc.wr_id);
-    if (wc.status != IBV_WC_SUCCESS) [[unlikely]] {
-      error = verbs::completion_error(wc, fmt::format("the QP from rank {}", peer)).what();
-      return -1;
-    }
-    const std::uint32_t imm = ntohl(wc.imm_data);
-    const std::uint32_t phase = (imm >> 29) & 3u;
-    if (phase < 3) mailbox_[(imm & kParityBit) ? 1 : 0][phase][peer] = (imm & kValueMask) + 1;
-    ibv_recv_wr wr{};
-    wr.wr_id = peer;
-    if (world_.qp(peer).post_recv(wr) != 0) [[unlikely]] {
-      error = fmt::format("ibv_post_recv failed while reposting a receive for rank {}", peer);
-      return -1;
-    }
-  }
-  const int ns = world_.send_cq().poll(std::span(wcs));
-  for (int i = 0; i < ns; ++i) {
-    if (wcs[i].status != IBV_WC_SUCCESS) [[unlikely]] {
-      error = verbs::completion_error(wcs[i], fmt::format("the QP to rank {}", wcs[i].wr_id)).what();
-      return -1;
-    }
-    --outstanding_;
-  }
-  if (nr < 0 || ns < 0) [[unlikely]] {
-    error = "ibv_poll_cq failed";
-    return -1;
-  }
-  return nr + ns;
+  return world::poll_world(
+      world_, std::span(wcs), outstanding_, error,
+      [&](std::uint32_t peer, std::uint32_t imm) {
+        const std::uint32_t phase = (imm >> 29) & 3u;
+        if (phase < 3) mailbox_[(imm & kParityBit) ? 1 : 0][phase][peer] = (imm & kValueMask) + 1;
+      },
+      [](const ibv_wc& wc) { return wc.wr_id; });
 }
 
 bool Engine::wait_for(unsigned p, Phase phase, const std::vector<std::uint32_t>& from, Wait& w) {
   const auto& box = mailbox_[p][phase];
-  const auto landed = [&] { return std::all_of(from.begin(), from.end(), [&](std::uint32_t s) { return box[s] != 0; }); };
+  const auto landed = [&] {
+    return std::all_of(from.begin(), from.end(), [&](std::uint32_t s) { return box[s] != 0; });
+  };
   for (;;) {
     if (outstanding_ == 0 && landed()) return true;
     const int n = poll(w.r.error);

@@ -107,7 +107,9 @@ void add_sweep_options(CLI::App& app, Cli& c) {
   app.add_option("-f,--stepfactor", c.factor, "--wr-sweep: multiply the size by this (default 4)")
       ->check(harness::whole_number("-f", 2, 1024))
       ->each(note("-f"));
-  app.add_option("--sge", c.sges, "--wr-sweep: SGEs per WR, a list (default 1)")->type_name("LIST")->each(note("--sge"));
+  app.add_option("--sge", c.sges, "--wr-sweep: SGEs per WR, a list (default 1)")
+      ->type_name("LIST")
+      ->each(note("--sge"));
   app.add_option("-n,--iters", c.iters, "Transfers per benchmark run (default: Google Benchmark's adaptive count)")
       ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int64_t>::max()))
       ->each(note("-n"));
@@ -130,25 +132,6 @@ void add_options(CLI::App& app, Cli& c) {
 std::string kv_preset_list() { return fmt::format("{}", fmt::join(kv::preset_names(), ", ")); }
 
 namespace {
-
-template <typename T, typename Parse>
-std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse) {
-  std::vector<T> out;
-  for (const auto& item : harness::split_list(text)) {
-    try {
-      out.push_back(parse(item));
-    } catch (const kv::KvError& e) {
-      throw UsageError(fmt::format("{} {}: {}", flag, text, e.what()));
-    }
-  }
-  return out;
-}
-
-std::uint32_t parse_count(const std::string& item, const char* flag, std::uint32_t lo, std::uint32_t hi) {
-  const auto v = harness::parse_integer<std::uint32_t>(item);
-  if (!v || *v < lo || *v > hi) throw UsageError(fmt::format("{} must be from {} to {} (got {})", flag, lo, hi, item));
-  return *v;
-}
 
 double parse_fraction(const std::string& item) {
   std::size_t used = 0;
@@ -178,10 +161,11 @@ std::vector<kv::ModelShape> models(const Cli& c) {
   if (!c.model_config.empty()) {
     out.push_back(kv::load_hf_config(c.model_config));
   } else {
-    out = parse_list<kv::ModelShape>(c.models, "--model", [](const std::string& s) { return kv::preset(s); });
+    out = harness::parse_list<kv::ModelShape>(c.models, "--model", [](const std::string& s) { return kv::preset(s); });
   }
   if (!c.dtype.empty()) {
-    const auto dt = parse_list<kv::Dtype>(c.dtype, "--dtype", [](const std::string& s) { return kv::parse_dtype(s); });
+    const auto dt = harness::parse_list<kv::Dtype>(c.dtype, "--dtype",
+                                                   [](const std::string& s) { return kv::parse_dtype(s); });
     for (auto& m : out) m.dtype = dt.front();
   }
   return out;
@@ -211,19 +195,17 @@ kv::KvSpec base_spec(const Cli& c, const kv::ModelShape& m, std::uint32_t isl) {
 
 std::vector<std::uint32_t> isls(const Cli& c) {
   std::vector<std::uint32_t> out;
-  for (const auto& item : harness::split_list(c.isl)) out.push_back(parse_count(item, "--isl", 1, 1U << 24));
+  for (const auto& item : harness::split_list(c.isl)) out.push_back(harness::parse_count(item, "--isl", 1, 1U << 24));
   return out;
 }
 
 std::vector<std::uint32_t> counts(const std::string& text, const char* flag, std::uint32_t hi) {
   std::vector<std::uint32_t> out;
-  for (const auto& item : harness::split_list(text)) out.push_back(parse_count(item, flag, 1, hi));
+  for (const auto& item : harness::split_list(text)) out.push_back(harness::parse_count(item, flag, 1, hi));
   return out;
 }
 
-std::vector<std::uint64_t> sweep_sizes(const Cli& c) {
-  return harness::size_range(c.min_bytes, c.max_bytes, c.factor);
-}
+std::vector<std::uint64_t> sweep_sizes(const Cli& c) { return harness::size_range(c.min_bytes, c.max_bytes, c.factor); }
 
 // Flags the chosen mode would ignore are refused, naming the flag and the mode.
 void check_mode_flags(const Cli& c) {
@@ -256,7 +238,8 @@ namespace {
 // The contiguous ceiling of `s` (implied when --layout does not list it), then each layout x
 // fragmentation x merge.
 void add_layout_benches(std::vector<KvBench>& out, const kv::KvSpec& s, const std::vector<kv::Layout>& layouts,
-                        const std::vector<double>& frags, const std::vector<bool>& merges, const TransferOptions& opts) {
+                        const std::vector<double>& frags, const std::vector<bool>& merges,
+                        const TransferOptions& opts) {
   kv::KvSpec ceiling = s;
   ceiling.layout = kv::Layout::kContiguous;
   ceiling.max_sge = 1;
@@ -284,9 +267,10 @@ std::vector<KvBench> build_benches(const Cli& c) {
   if (c.prefill_tps > 0 && c.ttft_ms > 0) {
     throw UsageError("--prefill-tps and --ttft-ms contradict each other: one prefill time");
   }
-  const auto layouts = parse_list<kv::Layout>(c.layouts, "--layout", [](const std::string& s) { return kv::parse_layout(s); });
-  const auto dirs = parse_list<kv::Direction>(c.directions, "--direction",
-                                              [](const std::string& s) { return kv::parse_direction(s); });
+  const auto layouts = harness::parse_list<kv::Layout>(c.layouts, "--layout",
+                                                       [](const std::string& s) { return kv::parse_layout(s); });
+  const auto dirs = harness::parse_list<kv::Direction>(c.directions, "--direction",
+                                                       [](const std::string& s) { return kv::parse_direction(s); });
   std::vector<double> frags;
   for (const auto& item : harness::split_list(c.frags)) frags.push_back(parse_fraction(item));
   std::vector<bool> merges;
@@ -333,8 +317,8 @@ std::string render_plans(const Cli& c) {
   static_cast<void>(build_benches(c));
   const double link = kv::parse_link_rate(c.link.empty() ? "400G" : c.link);
   const double wr_cost = c.wr_cost_ns * 1e-9;
-  const auto dirs = parse_list<kv::Direction>(c.directions, "--direction",
-                                              [](const std::string& s) { return kv::parse_direction(s); });
+  const auto dirs = harness::parse_list<kv::Direction>(c.directions, "--direction",
+                                                       [](const std::string& s) { return kv::parse_direction(s); });
   const bool json = c.json.has_value();
   nlohmann::json all = nlohmann::json::array();
   std::string text;

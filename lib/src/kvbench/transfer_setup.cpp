@@ -37,31 +37,7 @@ TransferResult TransferResult::from_record(const ctrl::Record& r) {
   return out;
 }
 
-world::RankReport TransferResult::to_report() const {
-  world::RankReport out;
-  out.ok = ok;
-  out.error = error;
-  out.closed_channel = closed_channel;
-  out.record = to_record();
-  return out;
-}
-
-TransferResult TransferResult::from_report(const world::RankReport& r) {
-  TransferResult out;
-  try {
-    out = from_record(r.record);
-  } catch (const ctrl::RecordError& e) {
-    out = TransferResult{};
-    out.ok = false;
-    out.error = r.ok ? e.what() : r.error;
-    out.closed_channel = r.closed_channel;
-    return out;
-  }
-  out.ok = r.ok;
-  out.error = r.error;
-  out.closed_channel = r.closed_channel;
-  return out;
-}
+TransferResult TransferResult::from_report(const world::RankReport& r) { return world::result_of<TransferResult>(r); }
 
 Transfer::Transfer(const world::World& world, const kv::KvSpec& spec, std::span<const kv::PairPlan> plans,
                    const TransferOptions& options)

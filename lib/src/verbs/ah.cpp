@@ -65,6 +65,7 @@ AddressHandle::AddressHandle(const ProtectionDomain& pd, const ibv_ah_attr& attr
   }
 }
 
+template <>
 void HandleTraits<ibv_ah>::destroy(ibv_ah* ah) noexcept {
   if (const int rc = ibv_destroy_ah(ah); rc != 0) log_destroy_failure("ibv_destroy_ah", rc);
 }

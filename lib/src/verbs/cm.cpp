@@ -256,12 +256,17 @@ CmId cm_resolve(const CmChannel& channel, const sockaddr_storage& source, const 
   return id;
 }
 
-void HandleTraits<rdma_cm_event>::destroy(rdma_cm_event* event) noexcept { rdma_ack_cm_event(event); }
+template <>
+void HandleTraits<rdma_cm_event>::destroy(rdma_cm_event* event) noexcept {
+  rdma_ack_cm_event(event);
+}
 
+template <>
 void HandleTraits<rdma_event_channel>::destroy(rdma_event_channel* channel) noexcept {
   rdma_destroy_event_channel(channel);
 }
 
+template <>
 void HandleTraits<rdma_cm_id>::destroy(rdma_cm_id* id) noexcept {
   if (id->qp != nullptr) rdma_destroy_qp(id);
   if (rdma_destroy_id(id) != 0) log_destroy_failure("rdma_destroy_id", errno);

@@ -59,11 +59,13 @@ int CompletionQueue::wait_event(int timeout_ms) const noexcept {
   return 1;
 }
 
+template <>
 void HandleTraits<ibv_cq>::destroy(ibv_cq* cq) noexcept {
   // EBUSY: a queue pair still uses this CQ.
   if (const int rc = ibv_destroy_cq(cq); rc != 0) log_destroy_failure("ibv_destroy_cq", rc);
 }
 
+template <>
 void HandleTraits<ibv_comp_channel>::destroy(ibv_comp_channel* channel) noexcept {
   if (const int rc = ibv_destroy_comp_channel(channel); rc != 0) log_destroy_failure("ibv_destroy_comp_channel", rc);
 }

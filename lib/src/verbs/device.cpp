@@ -202,8 +202,12 @@ int numa_node_from_sysfs(std::string_view sysfs_root, std::string_view device) {
 
 int Device::numa_node(std::string_view sysfs_root) const { return numa_node_from_sysfs(sysfs_root, name_); }
 
-void HandleTraits<ibv_device*>::destroy(ibv_device** list) noexcept { ibv_free_device_list(list); }
+template <>
+void HandleTraits<ibv_device*>::destroy(ibv_device** list) noexcept {
+  ibv_free_device_list(list);
+}
 
+template <>
 void HandleTraits<ibv_context>::destroy(ibv_context* context) noexcept {
   // EBUSY here means a child (PD, CQ, ...) outlived its device.
   if (const int rc = ibv_close_device(context); rc != 0) {

@@ -137,6 +137,7 @@ void MemoryRegion::describe(Endpoint& endpoint) const noexcept {
   endpoint.length = length();
 }
 
+template <>
 void HandleTraits<ibv_mr>::destroy(ibv_mr* mr) noexcept {
   if (const int rc = ibv_dereg_mr(mr); rc != 0) log_destroy_failure("ibv_dereg_mr", rc);
 }

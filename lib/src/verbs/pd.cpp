@@ -15,6 +15,7 @@ std::string ProtectionDomain::device_name() const {
   return pd_.get() != nullptr ? ibv_get_device_name(pd_.get()->context->device) : "";
 }
 
+template <>
 void HandleTraits<ibv_pd>::destroy(ibv_pd* pd) noexcept {
   // EBUSY: an MR, QP or AH of this PD is still alive.
   if (const int rc = ibv_dealloc_pd(pd); rc != 0) log_destroy_failure("ibv_dealloc_pd", rc);

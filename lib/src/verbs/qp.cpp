@@ -117,6 +117,7 @@ QueuePair QueuePair::borrow(ibv_qp* qp, const ibv_qp_cap& caps) {
   return out;
 }
 
+template <>
 void HandleTraits<ibv_qp>::destroy(ibv_qp* qp) noexcept {
   const std::uint32_t qpn = qp->qp_num;
   if (const int rc = ibv_destroy_qp(qp); rc != 0) log_destroy_failure("ibv_destroy_qp", rc, fmt::format("{:#x}", qpn));

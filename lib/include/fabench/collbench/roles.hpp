@@ -18,7 +18,7 @@
 
 namespace fabench::collbench {
 
-class CollJob final : public world::CliJob<Cli> {
+class CollJob final : public world::CliBenchmarkJob<Cli> {
  public:
   [[nodiscard]] Text text() const override;
   [[nodiscard]] std::optional<int> before_launch(CLI::App& app) override;
@@ -29,7 +29,6 @@ class CollJob final : public world::CliJob<Cli> {
  private:
   void begin(const world::Rank& rank) override;
   [[nodiscard]] std::vector<std::string> names() const override;
-  [[nodiscard]] harness::Registration registration() const override { return {c_.iters, c_.duration_s}; }
   void bench(benchmark::State& state, std::size_t index, world::Leader& driver) override;
   // --algo auto: the best algorithm measured in this run at the same collective, type and
   // size when all were measured, else the cost model's pick. Returns the label.

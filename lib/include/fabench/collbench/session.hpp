@@ -22,6 +22,7 @@
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/harness/context.hpp"
 #include "fabench/world/driver.hpp"
+#include "fabench/world/result.hpp"
 #include "fabench/world/shm.hpp"
 #include "fabench/world/world.hpp"
 
@@ -72,12 +73,18 @@ struct RankResult {
   int closed_channel = -1;       // index into Watch::channels of one found closed mid-run
 
   // The numbers by name: seconds, ops_seconds (f64); wrong, hash, wire_bytes (u64, exact).
-  [[nodiscard]] ctrl::Record to_record() const;
-  // Throws ctrl::RecordError naming a field that is missing or of another kind.
-  [[nodiscard]] static RankResult from_record(const ctrl::Record& r);
-  [[nodiscard]] world::RankReport to_report() const;
+  // from_record throws ctrl::RecordError naming a field that is missing or of another kind.
+  static constexpr auto record_fields() {
+    return std::tuple{ctrl::RecordField{"seconds", &RankResult::seconds},
+                      ctrl::RecordField{"wrong", &RankResult::wrong}, ctrl::RecordField{"hash", &RankResult::hash},
+                      ctrl::RecordField{"wire_bytes", &RankResult::wire_bytes},
+                      ctrl::RecordField{"ops_seconds", &RankResult::ops_seconds}};
+  }
+  [[nodiscard]] ctrl::Record to_record() const { return ctrl::write_fields(*this); }
+  [[nodiscard]] static RankResult from_record(const ctrl::Record& r) { return ctrl::read_fields<RankResult>(r); }
+  [[nodiscard]] world::RankReport to_report() const { return world::report_of(*this); }
   // A report whose record does not read is a failed rank, the error naming the field.
-  [[nodiscard]] static RankResult from_report(const world::RankReport& r);
+  [[nodiscard]] static RankResult from_report(const world::RankReport& r) { return world::result_of<RankResult>(r); }
 };
 
 class Session final : public world::Job {

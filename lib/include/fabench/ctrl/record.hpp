@@ -129,4 +129,11 @@ void read_fields(const Record& r, T& s) {
       T::record_fields());
 }
 
+template <typename T>
+[[nodiscard]] T read_fields(const Record& r) {
+  T s{};
+  read_fields(r, s);
+  return s;
+}
+
 }  // namespace fabench::ctrl

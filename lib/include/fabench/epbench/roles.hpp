@@ -20,7 +20,7 @@ struct Calls {
   std::uint64_t bad_copies = 0, bad_tokens = 0;
 };
 
-class EpJob final : public world::CliJob<Cli> {
+class EpJob final : public world::CliBenchmarkJob<Cli> {
  public:
   [[nodiscard]] Text text() const override;
   // --plan prints the plan and ends the run; else the benchmarks.
@@ -30,7 +30,6 @@ class EpJob final : public world::CliJob<Cli> {
  private:
   void begin(const world::Rank& rank) override;
   [[nodiscard]] std::vector<std::string> names() const override;
-  [[nodiscard]] harness::Registration registration() const override { return {c_.iters, c_.duration_s}; }
   void bench(benchmark::State& state, std::size_t index, world::Leader& driver) override;
   void report(benchmark::State& state, std::size_t index, Calls& c);
 

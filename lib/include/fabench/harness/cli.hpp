@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "fabench/base/error.hpp"
 #include "fabench/harness/context.hpp"
 
@@ -117,6 +119,30 @@ template <std::integral T>
 
 // "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, char sep = ',');
+
+// An integer item of a flag's list within [lo, hi]; UserError "FLAG must be from LO to HI (got ITEM)".
+[[nodiscard]] inline std::uint32_t parse_count(const std::string& item, const char* flag, std::uint32_t lo,
+                                               std::uint32_t hi) {
+  const auto v = parse_integer<std::uint32_t>(item);
+  if (!v || *v < lo || *v > hi) throw UserError(fmt::format("{} must be from {} to {} (got {})", flag, lo, hi, item));
+  return *v;
+}
+
+// A comma-separated flag value parsed item by item: `parse` throws UserError for a bad item,
+// which comes back as "FLAG TEXT: <its message>"; an empty list is "FLAG is empty".
+template <typename T, typename Parse>
+[[nodiscard]] std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse) {
+  std::vector<T> out;
+  for (const auto& item : split_list(text)) {
+    try {
+      out.push_back(parse(item));
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{} {}: {}", flag, text, e.what()));
+    }
+  }
+  if (out.empty()) throw UserError(fmt::format("{} is empty", flag));
+  return out;
+}
 // "4G", "512M", "64KiB", "65536" -> bytes (K, M, G are powers of 2^10).
 // Throws UserError ("'5X': unknown unit 'X' (use K, M or G)", without a flag's name).
 [[nodiscard]] std::uint64_t parse_bytes(const std::string& text);

@@ -37,7 +37,7 @@ using CeilingKey = std::tuple<std::string, kv::Direction, std::uint32_t, std::ui
 // Sweep points that belong to one curve.
 using SweepKey = std::tuple<kv::Direction, std::uint32_t, std::uint32_t, std::uint32_t>;
 
-class KvJob final : public world::CliJob<Cli> {
+class KvJob final : public world::CliBenchmarkJob<Cli> {
  public:
   [[nodiscard]] Text text() const override;
   // --plan prints (or writes) the plans and ends the run; else the benchmarks.
@@ -49,7 +49,6 @@ class KvJob final : public world::CliJob<Cli> {
  private:
   void begin(const world::Rank& rank) override;
   [[nodiscard]] std::vector<std::string> names() const override;
-  [[nodiscard]] harness::Registration registration() const override { return {c_.iters, c_.duration_s}; }
   void bench(benchmark::State& state, std::size_t index, world::Leader& driver) override;
   void report(benchmark::State& state, std::size_t index, Combined& c);
   void end() override;  // the sweep's knees

@@ -36,6 +36,7 @@
 
 #include "fabench/kv/plan.hpp"
 #include "fabench/world/driver.hpp"
+#include "fabench/world/result.hpp"
 #include "fabench/world/world.hpp"
 
 namespace fabench::kvbench {
@@ -69,7 +70,7 @@ struct TransferResult {
   }
   [[nodiscard]] ctrl::Record to_record() const { return ctrl::write_fields(*this); }
   [[nodiscard]] static TransferResult from_record(const ctrl::Record& r);
-  [[nodiscard]] world::RankReport to_report() const;
+  [[nodiscard]] world::RankReport to_report() const { return world::report_of(*this); }
   // A report whose record does not read is a failed rank (an ok one's error names the field).
   [[nodiscard]] static TransferResult from_report(const world::RankReport& r);
 };

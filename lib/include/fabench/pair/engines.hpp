@@ -85,11 +85,7 @@ struct RunResult {
                       ctrl::RecordField{"wrong", &RunResult::wrong}};
   }
   [[nodiscard]] ctrl::Record to_record() const { return ctrl::write_fields(*this); }
-  [[nodiscard]] static RunResult from_record(const ctrl::Record& r) {
-    RunResult out;
-    ctrl::read_fields(r, out);
-    return out;
-  }
+  [[nodiscard]] static RunResult from_record(const ctrl::Record& r) { return ctrl::read_fields<RunResult>(r); }
 };
 
 // Before a run: zero the ping-pong flags and top up receive queues, so that

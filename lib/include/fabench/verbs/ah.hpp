@@ -15,9 +15,7 @@ namespace fabench::verbs {
 class ProtectionDomain;
 
 template <>
-struct HandleTraits<ibv_ah> {
-  static void destroy(ibv_ah* ah) noexcept;
-};
+void HandleTraits<ibv_ah>::destroy(ibv_ah* ah) noexcept;
 
 // Address vector to `remote`. A GRH (is_global) is added when the remote has
 // a GID (remote.gid_index >= 0) — always on RoCE, where the GID is the

@@ -42,17 +42,11 @@ namespace fabench::verbs {
 [[nodiscard]] sockaddr_storage with_port(const sockaddr_storage& addr, std::uint16_t port) noexcept;
 
 template <>
-struct HandleTraits<rdma_cm_event> {
-  static void destroy(rdma_cm_event* event) noexcept;
-};
+void HandleTraits<rdma_cm_event>::destroy(rdma_cm_event* event) noexcept;
 template <>
-struct HandleTraits<rdma_event_channel> {
-  static void destroy(rdma_event_channel* channel) noexcept;
-};
+void HandleTraits<rdma_event_channel>::destroy(rdma_event_channel* channel) noexcept;
 template <>
-struct HandleTraits<rdma_cm_id> {
-  static void destroy(rdma_cm_id* id) noexcept;  // its QP first, when it has one
-};
+void HandleTraits<rdma_cm_id>::destroy(rdma_cm_id* id) noexcept;  // its QP first, when it has one
 
 class CmEvent {
  public:

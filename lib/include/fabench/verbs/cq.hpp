@@ -16,13 +16,9 @@ namespace fabench::verbs {
 class Device;
 
 template <>
-struct HandleTraits<ibv_comp_channel> {
-  static void destroy(ibv_comp_channel* channel) noexcept;
-};
+void HandleTraits<ibv_comp_channel>::destroy(ibv_comp_channel* channel) noexcept;
 template <>
-struct HandleTraits<ibv_cq> {
-  static void destroy(ibv_cq* cq) noexcept;
-};
+void HandleTraits<ibv_cq>::destroy(ibv_cq* cq) noexcept;
 
 class CompletionQueue {
  public:

@@ -24,13 +24,9 @@
 namespace fabench::verbs {
 
 template <>
-struct HandleTraits<ibv_device*> {
-  static void destroy(ibv_device** list) noexcept;
-};
+void HandleTraits<ibv_device*>::destroy(ibv_device** list) noexcept;
 template <>
-struct HandleTraits<ibv_context> {
-  static void destroy(ibv_context* context) noexcept;
-};
+void HandleTraits<ibv_context>::destroy(ibv_context* context) noexcept;
 
 class DeviceList {
  public:

@@ -13,9 +13,12 @@
 
 namespace fabench::verbs {
 
-// Specialised next to each class: `static void destroy(T*) noexcept;`.
+// How a T is destroyed: declared next to each class as an explicit specialisation,
+// `template <> void HandleTraits<ibv_pd>::destroy(ibv_pd* pd) noexcept;`, defined in its .cpp.
 template <typename T>
-struct HandleTraits;
+struct HandleTraits {
+  static void destroy(T* object) noexcept;
+};
 
 template <typename T>
 class Handle {

@@ -20,9 +20,7 @@ namespace fabench::verbs {
 class ProtectionDomain;
 
 template <>
-struct HandleTraits<ibv_mr> {
-  static void destroy(ibv_mr* mr) noexcept;
-};
+void HandleTraits<ibv_mr>::destroy(ibv_mr* mr) noexcept;
 
 enum class HugePages {
   kNo,       // normal pages

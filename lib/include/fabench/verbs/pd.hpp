@@ -14,9 +14,7 @@ namespace fabench::verbs {
 class Device;
 
 template <>
-struct HandleTraits<ibv_pd> {
-  static void destroy(ibv_pd* pd) noexcept;
-};
+void HandleTraits<ibv_pd>::destroy(ibv_pd* pd) noexcept;
 
 class ProtectionDomain {
  public:

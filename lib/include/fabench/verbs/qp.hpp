@@ -23,9 +23,7 @@ class ProtectionDomain;
 class CompletionQueue;
 
 template <>
-struct HandleTraits<ibv_qp> {
-  static void destroy(ibv_qp* qp) noexcept;
-};
+void HandleTraits<ibv_qp>::destroy(ibv_qp* qp) noexcept;
 
 struct QpCaps {
   std::uint32_t max_send_wr = 128;

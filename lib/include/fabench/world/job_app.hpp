@@ -155,4 +155,12 @@ class CliJob : public Base {
   Cli c_;
 };
 
+// A CliJob of Google Benchmark benchmarks whose Cli also has `iters` (-n) and `duration_s` (-D):
+// the iteration policy from them.
+template <class Cli>
+class CliBenchmarkJob : public CliJob<Cli, BenchmarkJob> {
+ protected:
+  [[nodiscard]] harness::Registration registration() const override { return {this->c_.iters, this->c_.duration_s}; }
+};
+
 }  // namespace fabench::world
