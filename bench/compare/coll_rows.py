@@ -36,18 +36,14 @@ def fabench_rows(pair, ranks, path):
     except gbjson.GBJsonError as e:
         print(f"coll.sh:   {e}", file=sys.stderr)
         return 2
-    errors = 0
-    for b in gbjson.iterations(doc):
-        if gbjson.failed(b):
-            errors += 1
-            print(f"coll.sh:   {b['name']}: {gbjson.error(b)}", file=sys.stderr)
-            continue
+    failures = []
+    for b in gbjson.measured(doc, "coll.sh", failures):
         parts = b["name"].split("/")  # allreduce/ring/f32/4096[/...]
         size = next((int(x) for x in parts[3:] if x.isdigit()), None)
         if len(parts) < 4 or size is None or "busbw_GBps" not in b:
             continue
         print(pair, "fabench", parts[1], parts[0], ranks, size, b["busbw_GBps"], int(b.get("wrong", 0)), sep="\t")
-    return 3 if errors else 0
+    return 3 if failures else 0
 
 
 def main(argv):

@@ -30,18 +30,14 @@ def _row(*fields):
 
 def ep_rows(pair, ranks, path, tag):
     doc = gbjson.read(path, skip_leading=True)
-    errors = 0
-    for b in gbjson.iterations(doc):
-        if gbjson.failed(b):
-            errors += 1
-            print(f"ep.sh:   {b['name']}: {gbjson.error(b)}", file=sys.stderr)
-            continue
+    failures = []
+    for b in gbjson.measured(doc, "ep.sh", failures):
         parts = gbjson.base_name(b["name"]).split("/")  # ep/MODEL/MODE/DTYPE/tT/SKEW[/ref-write]
         tool = ("ep" if tag == "uniform" else "ep-" + tag.split("-")[0]) + ("-ref" if parts[-1] == "ref-write" else "")
         mean = b["real_time"] * _UNIT_US[b.get("time_unit", "ns")]
         _row(pair, tool, ranks, parts[4][1:], parts[2], parts[5], b["dispatch_us"], b["combine_us"], mean,
              int(b.get("logical_bytes", 0)), b["recv_tokens_max"], b["recv_tokens_mean"], int(b.get("wrong", 0)))
-    return 3 if errors else 0
+    return 3 if failures else 0
 
 
 def mpi_rows(pair, tokens, path):
@@ -61,12 +57,8 @@ def coll_rows(pair, ranks, path, sizes_path):
         s, t = line.split()
         tokens[int(s)] = t
     doc = gbjson.read(path, skip_leading=True)
-    errors = 0
-    for b in gbjson.iterations(doc):
-        if gbjson.failed(b):
-            errors += 1
-            print(f"ep.sh:   {b['name']}: {gbjson.error(b)}", file=sys.stderr)
-            continue
+    failures = []
+    for b in gbjson.measured(doc, "ep.sh", failures):
         parts = gbjson.base_name(b["name"]).split("/")  # alltoall/ALGO/bf16/S
         size = next((int(x) for x in parts[3:] if x.isdigit()), None)
         if size not in tokens:
@@ -74,7 +66,7 @@ def coll_rows(pair, ranks, path, sizes_path):
         t = b["time_max_us"]
         _row(pair, "coll-" + parts[1], ranks, tokens[size], "normal", "uniform", t, t, 2 * t, size, 0, 0,
              int(b.get("wrong", 0)))
-    return 3 if errors else 0
+    return 3 if failures else 0
 
 
 def load(path):

@@ -110,6 +110,17 @@ def error(b):
     return str(b.get("error_message") or "failed (no message)")
 
 
+def measured(doc, prog, failures):
+    """The runs that measured: each failed one is printed to stderr as "PROG:   NAME: ERROR"
+    and appended to `failures` instead."""
+    for b in iterations(doc):
+        if failed(b):
+            failures.append(b["name"])
+            print(f"{prog}:   {b['name']}: {error(b)}", file=sys.stderr)
+            continue
+        yield b
+
+
 def counters(b):
     """The numeric fields of an entry that are not Google Benchmark's own: its counters (and
     iterations, real_time, cpu_time)."""
