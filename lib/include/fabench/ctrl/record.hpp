@@ -85,6 +85,8 @@ struct RecordField {
   std::string_view name;
   M T::*member;
 };
+template <typename T, typename M>
+RecordField(std::string_view, M T::*) -> RecordField<T, M>;  // for compilers without aggregate CTAD (clang < 17)
 
 template <typename T>
 [[nodiscard]] Record write_fields(const T& s) {
