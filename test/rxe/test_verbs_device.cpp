@@ -46,6 +46,21 @@ TEST_CASE("Device::open(\"\") picks a device with an active port", "[rxe][verbs]
   CHECK(dev.first_active_port().has_value());
 }
 
+TEST_CASE("DeviceList: its entries, and a moved-from list is empty", "[rxe][verbs][device]") {
+  DeviceList list;
+  REQUIRE(list.size() >= 2);  // the test bed's two rxe devices
+  CHECK(list.devices().size() == list.size());
+  CHECK(list.find(dev0()) != nullptr);
+  CHECK(list.find(dev1()) != nullptr);
+  const std::size_t n = list.size();
+  DeviceList moved(std::move(list));
+  CHECK(moved.size() == n);
+  CHECK(moved.names().size() == n);
+  CHECK(list.empty());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  CHECK(list.devices().empty());  // NOLINT(bugprone-use-after-move)
+  CHECK(list.find(dev0()) == nullptr);  // NOLINT(bugprone-use-after-move)
+}
+
 TEST_CASE("an unknown device name lists the available ones", "[rxe][verbs][device]") {
   try {
     (void)Device::open("nosuchdev9");

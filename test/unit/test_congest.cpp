@@ -149,6 +149,9 @@ TEST_CASE("congest: the hot port is named only where its victims stand out", "[c
   for (auto& x : v) x.cif.tail99 = 1.2;
   v[1].cif.tail99 = 1.9;
   CHECK(cg::attribute(v, target_port).hot_port.empty());
+  // Every victim on one port, however hurt: nothing to contrast with, no port named.
+  const std::vector<cg::VictimCif> one{{0, "rxe0/1", {3.0, 4.5}}, {2, "rxe0/1", {2.8, 4.0}}};
+  CHECK(cg::attribute(one, target_port).hot_port.empty());
 }
 
 TEST_CASE("congest: ranks whose counters moved are named", "[congest]") {

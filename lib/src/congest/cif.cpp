@@ -78,7 +78,8 @@ Attribution attribute(std::span<const VictimCif> victims, std::span<const std::s
     if (v.port != worst) rest.push_back(v.cif.tail99);
   }
   const double rest_cif = median(rest);
-  if (std::isnan(rest_cif) || worst_cif >= contrast * rest_cif) a.hot_port = worst;
+  // Victims on one port only give nothing to contrast with: no port is named.
+  if (!std::isnan(rest_cif) && worst_cif >= contrast * rest_cif) a.hot_port = worst;
   return a;
 }
 

@@ -20,10 +20,16 @@ namespace fabench::verbs {
 // ---------------------------------------------------------------- DeviceList
 
 DeviceList::DeviceList() {
-  int count = 0;
   list_ = Handle<ibv_device*>(
-      check_ptr(ibv_get_device_list(&count), "ibv_get_device_list", "is the ib_uverbs kernel module loaded?"));
-  count_ = count;
+      check_ptr(ibv_get_device_list(nullptr), "ibv_get_device_list", "is the ib_uverbs kernel module loaded?"));
+}
+
+std::size_t DeviceList::size() const noexcept {
+  std::size_t n = 0;
+  if (list_.get() != nullptr) {
+    while (list_.get()[n] != nullptr) ++n;
+  }
+  return n;
 }
 
 std::vector<std::string> DeviceList::names() const {

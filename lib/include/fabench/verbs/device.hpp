@@ -34,18 +34,17 @@ class DeviceList {
   // devices; an empty list is not an error here (Device::open reports it).
   DeviceList();
 
-  [[nodiscard]] std::span<ibv_device* const> devices() const noexcept {
-    return {list_.get(), static_cast<std::size_t>(count_)};
-  }
-  [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(count_); }
-  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  // The list's own entries (ibv_get_device_list ends it with a null entry), so a
+  // moved-from list is empty rather than a count beside a null array.
+  [[nodiscard]] std::span<ibv_device* const> devices() const noexcept { return {list_.get(), size()}; }
+  [[nodiscard]] std::size_t size() const noexcept;
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   [[nodiscard]] std::vector<std::string> names() const;
   // nullptr when no device has that name.
   [[nodiscard]] ibv_device* find(std::string_view name) const noexcept;
 
  private:
   Handle<ibv_device*> list_;
-  int count_ = 0;
 };
 
 struct DeviceAttributes {

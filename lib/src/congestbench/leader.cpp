@@ -1,0 +1,138 @@
+// Rank 0 of fabench-congest: per benchmark, --rounds x (an isolated phase, then a loaded one);
+// the pooled victim samples give the headline figures and CIF, each victim's own give the
+// attribution to a port; the loaded phases' counter deltas name the ranks whose counters moved.
+#include <algorithm>
+#include <cmath>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "fabench/congestbench/app.hpp"
+
+namespace fabench::congestbench {
+
+namespace {
+
+std::vector<double> pooled(const std::vector<std::vector<double>>& by_rank) {
+  std::vector<double> out;
+  for (const auto& v : by_rank) out.insert(out.end(), v.begin(), v.end());
+  return out;
+}
+
+void absorb_counters(const ctrl::Record& rec, congest::CounterDeltas& into) {
+  for (const auto& f : rec.fields()) {
+    if (f.name.rfind("ctr/", 0) == 0) into[f.name.substr(4)] += static_cast<std::int64_t>(std::get<double>(f.value));
+  }
+}
+
+}  // namespace
+
+std::string CongestJob::port_of(std::uint32_t rank) const {
+  const harness::ContextOptions o = world::context_for_rank(c_.dev, rank);
+  return fmt::format("{}/{}", o.device.empty() ? "first-active" : o.device,
+                     o.ib_port == 0 ? std::string("1st-active") : std::to_string(o.ib_port));
+}
+
+bool CongestJob::phase(world::Leader& driver, std::size_t index, bool loaded, std::uint32_t round, Phases& ph,
+                       std::string& error) {
+  const double ramp_s = c_.ramp_ms / 1e3;
+  // The congestors' bound should the stop flag not come; within the driver's wait for results.
+  if (loaded) window_s_ = std::min(std::max(window_s_, ramp_s + c_.slack * ph.isolated_s + 1.0), 2 * c_.dev.timeout_s);
+  const world::Params params{{"phase", loaded ? "loaded" : "isolated"},
+                             {"round", std::to_string(round)},
+                             {"seq", std::to_string(++seq_)},
+                             {"window_ms", std::to_string(static_cast<std::int64_t>(window_s_ * 1e3))}};
+  const world::Outcome out = driver.run(index, victim_iterations(c_, benches_.at(index).test), params);
+  if (!out.ok) {
+    error = out.error;
+    return false;
+  }
+  double longest = 0, longest_victim = 0;
+  for (std::uint32_t r = 0; r < out.ranks.size(); ++r) {
+    const ctrl::Record& rec = out.ranks[r].record;
+    const double s = rec.f64("seconds");
+    longest = std::max(longest, s);
+    if (rec.u64("victim") != 0) {
+      const auto& samples = rec.list("samples");
+      auto& into = (loaded ? ph.loaded : ph.isolated)[r];
+      into.insert(into.end(), samples.begin(), samples.end());
+      longest_victim = std::max(longest_victim, s);
+      if (loaded && ramp_s + s > window_s_) ++ph.uncovered;
+    } else if (loaded) {
+      ph.congestor_ops += rec.u64("ops");
+      ph.congestor_bytes += rec.u64("bytes");
+      ph.congestor_seconds += s;
+    }
+    if (loaded) absorb_counters(rec, ph.counters[r]);
+  }
+  if (!loaded) ph.isolated_s = longest_victim;
+  ph.seconds += longest;
+  return true;
+}
+
+void CongestJob::bench(benchmark::State& state, std::size_t index, world::Leader& driver) {
+  Phases ph;
+  ph.isolated.resize(ranks_);
+  ph.loaded.resize(ranks_);
+  ph.counters.resize(ranks_);
+  window_s_ = 0;
+  for (auto _ : state) {
+    for (std::uint32_t round = 0; round < c_.rounds; ++round) {
+      std::string error;
+      if (!phase(driver, index, false, round, ph, error) || !phase(driver, index, true, round, ph, error)) {
+        fail(state, error);
+        return;
+      }
+    }
+    state.SetIterationTime(ph.seconds);
+  }
+  report(state, index, ph);
+}
+
+void CongestJob::report(benchmark::State& state, std::size_t index, const Phases& ph) {
+  const CongestBench& b = benches_.at(index);
+  const auto metric = b.test == VictimTest::kLatency ? congest::Metric::kLatency : congest::Metric::kBandwidth;
+  const congest::Summary iso = congest::summarize(pooled(ph.isolated), metric);
+  const congest::Summary load = congest::summarize(pooled(ph.loaded), metric);
+  const congest::Cif all = congest::cif(metric, iso, load);
+  std::vector<congest::VictimCif> victims;
+  std::vector<std::string> per_victim;
+  for (const std::uint32_t v : roles_.victims) {
+    const congest::Cif c = congest::cif(metric, congest::summarize(ph.isolated[v], metric),
+                                        congest::summarize(ph.loaded[v], metric));
+    victims.push_back({v, port_of(v), c});
+    per_victim.push_back(fmt::format("{}@{}:{:.2f}", v, port_of(v), c.tail99));
+  }
+  std::vector<std::string> receiving;
+  for (const std::uint32_t r :
+       congest::receiving_ranks(congest::congestor_flows(b.pattern, roles_, target_, b.senders))) {
+    receiving.push_back(port_of(r));
+  }
+  const congest::Attribution a = congest::attribute(victims, receiving);
+  const auto moved = congest::ranks_with_moved_counters(ph.counters);
+  const char* unit = metric == congest::Metric::kLatency ? "_us" : "_GBps";
+  state.counters[fmt::format("isolated{}", unit)] = iso.mean;
+  state.counters[fmt::format("isolated_p99{}", unit)] = iso.tail99;
+  state.counters[fmt::format("loaded{}", unit)] = load.mean;
+  state.counters[fmt::format("loaded_p99{}", unit)] = load.tail99;
+  state.counters[fmt::format("loaded_p999{}", unit)] = load.tail999;
+  state.counters["cif"] = all.mean;
+  state.counters["cif_p99"] = all.tail99;
+  state.counters["behind_cif_p99"] = a.behind_tail99;
+  state.counters["elsewhere_cif_p99"] = a.elsewhere_tail99;
+  state.counters["samples"] = static_cast<double>(iso.samples + load.samples);
+  state.counters["congestor_GBps"] =  // per congestor, over its loaded phases
+      ph.congestor_seconds > 0 ? static_cast<double>(ph.congestor_bytes) / ph.congestor_seconds / 1e9 : 0;
+  state.counters["uncovered"] = ph.uncovered;
+  state.counters["moved_ranks"] = static_cast<double>(moved.size());
+  state.SetLabel(fmt::format("hot port: {}; p99 CIF by victim {}; counters moved: {}{}",
+                             a.hot_port.empty() ? "none" : a.hot_port, fmt::join(per_victim, " "),
+                             moved.empty() ? "none" : "ranks " + congest::rank_ranges(moved),
+                             ph.uncovered > 0 ? fmt::format("; {} loaded victim phase(s) outlasted the congestors",
+                                                            ph.uncovered)
+                                              : ""));
+  if (iso.samples == 0 || load.samples == 0) fail(state, "a phase gave no victim samples");
+}
+
+}  // namespace fabench::congestbench

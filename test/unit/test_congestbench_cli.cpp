@@ -1,0 +1,68 @@
+// fabench-congest's command line: the benchmarks, the roles and the bad inputs it refuses.
+#include <catch2/catch.hpp>
+
+#include "fabench/base/error.hpp"
+#include "fabench/congestbench/app.hpp"
+
+namespace cb = fabench::congestbench;
+
+namespace {
+std::vector<std::string> names_of(const cb::Cli& c) {
+  std::vector<std::string> out;
+  for (const auto& b : cb::build_benches(c)) out.push_back(b.name());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("fabench-congest: one benchmark per victim test and pattern, in flag order", "[congest][cli]") {
+  cb::Cli c;
+  CHECK(names_of(c) == std::vector<std::string>{
+                           "congest/latency/incast", "congest/latency/put-incast", "congest/latency/get-broadcast",
+                           "congest/latency/all-to-all", "congest/bandwidth/incast", "congest/bandwidth/put-incast",
+                           "congest/bandwidth/get-broadcast", "congest/bandwidth/all-to-all"});
+  c.tests = "bandwidth";
+  c.patterns = "incast";
+  c.ratio = "3:1";
+  CHECK(names_of(c) == std::vector<std::string>{"congest/bandwidth/incast-3:1"});
+  CHECK(cb::build_benches(c).front().senders == 3);
+  CHECK(cb::victim_iterations(c, cb::VictimTest::kBandwidth) == 200);
+  CHECK(cb::victim_iterations(c, cb::VictimTest::kLatency) == 2000);
+  c.iters = 7;
+  CHECK(cb::victim_iterations(c, cb::VictimTest::kLatency) == 7);
+  CHECK(cb::congestor_bytes(c) == 4096);
+}
+
+TEST_CASE("fabench-congest: bad flags are one-line user errors", "[congest][cli]") {
+  using fabench::UserError;
+  using Catch::Contains;
+  cb::Cli c;
+  c.patterns = "all-to-all";
+  c.ratio = "2:1";
+  CHECK_THROWS_WITH(cb::build_benches(c), Contains("--ratio goes with incast and put-incast, not all-to-all"));
+  c = {};
+  c.tests = "latency,jitter";
+  CHECK_THROWS_WITH(cb::build_benches(c), Contains("unknown victim test \"jitter\""));
+  c = {};
+  c.patterns = "incast,nope";
+  CHECK_THROWS_AS(cb::build_benches(c), UserError);
+  c = {};
+  c.congestor_size = "0";
+  CHECK_THROWS_AS(cb::build_benches(c), UserError);
+  c.congestor_size = "128M";
+  CHECK_THROWS_WITH(cb::build_benches(c), Contains("--congestor-size 128M: from 1 to 64M"));
+}
+
+TEST_CASE("fabench-congest: roles by shuffle or by name, the same on every rank", "[congest][cli]") {
+  cb::Cli c;
+  const auto a = cb::roles_of(c, 10);
+  const auto b = cb::roles_of(c, 10);
+  CHECK(a.congestors == b.congestors);
+  CHECK(a.congestors.size() == 8);
+  CHECK(a.victims.size() == 2);
+  c.congestor_ranks = "1-3";
+  const auto n = cb::roles_of(c, 6);
+  CHECK(n.congestors == std::vector<std::uint32_t>{1, 2, 3});
+  CHECK(n.victims == std::vector<std::uint32_t>{0, 4, 5});
+  c.congestor_ranks = "0-4";  // one victim left: no ring
+  CHECK_THROWS_AS(cb::roles_of(c, 6), fabench::UserError);
+}
