@@ -1,10 +1,15 @@
-// The victim ring tests (session.hpp): every victim runs the same number of iterations over
-// the same random ring, so each iteration waits only for its neighbours' same iteration.
-//   latency    8 B write with immediate to the successor and to the predecessor; the
-//              iteration ends when both neighbours' iteration-i writes have landed and both
-//              sends completed (GPCNeT's random-ring latency: Isend/Irecv both ways, Waitall)
-//   bandwidth  8 x 128 KiB writes with immediate to the successor; the iteration ends when the
-//              predecessor's 8 landed and the 8 sends completed; sample = 1 MiB / its time
+// The victim ring tests (session.hpp). Every victim runs the same number of iterations toward
+// its successor in the same random ring, and each sample depends only on the path to that
+// successor (a victim behind a hot port slows itself and its predecessor, not the whole ring):
+//   latency    an 8 B ping (write with immediate) to the successor, which answers with an 8 B
+//              pong as soon as it sees it; one sample per round trip (GPCNeT's random-ring
+//              latency exchanges with both neighbours; a round trip to one keeps it per path)
+//   bandwidth  8 x 128 KiB writes with immediate to the successor; the iteration ends when all
+//              8 are acknowledged; sample = 1 MiB / its time
+// Before it returns, a victim has answered (latency) or taken (bandwidth) everything its
+// predecessor sent in the phase, so no arrival is left for the next one. In a loaded phase each
+// victim then tells the lowest victim it is done, and the lowest, once all are, raises every
+// congestor's stop flag: the congestors run until the slowest victim's last sample.
 #include <arpa/inet.h>
 
 #include <array>
@@ -25,51 +30,75 @@ struct Ring {
   std::uint32_t prev;
 };
 
+// Immediate data: a pong; a victim's "done" (loaded phases, to the lowest victim); else a ping
+// or a bandwidth write.
+constexpr std::uint32_t kPong = 1U << 31;
+constexpr std::uint32_t kDone = 1U << 30;
+
 class Victim {
  public:
-  Victim(const world::World& w, const Ring& ring, const world::Watch& watch)
-      : w_(w), ring_(ring), waiter_(watch), arrived_(w.size(), 0) {}
+  // answer: pings are answered with pongs (latency); else arrivals are only counted (bandwidth).
+  Victim(const world::World& w, const Ring& ring, bool answer, const world::Watch& watch)
+      : w_(w), ring_(ring), answer_pings_(answer), waiter_(watch), pongs_(w.size(), 0), pings_(w.size(), 0) {}
 
-  // The loaded phase is over: `seq` into every congestor's stop flag (a plain write), completed.
-  bool raise_stop(const std::vector<std::uint32_t>& congestors, std::uint64_t seq, std::uint64_t flag,
-                  PhaseResult& r) {
-    std::memcpy(w_.arena().data() + flag + 8, &seq, sizeof seq);
-    for (const std::uint32_t c : congestors) {
-      if (!post(c, flag + 8, sizeof seq, flag, r, IBV_WR_RDMA_WRITE)) return false;
-    }
-    return detail::wait_until(
-        waiter_, r, "the congestors' stop flags", [&] { return outstanding_ == 0; }, [&] { return poll(r); });
+  // Latency: one ping to the successor and its pong back.
+  bool ping(std::uint64_t i, PhaseResult& r) {
+    if (!post(ring_.next, Layout::kSource, kLatencyBytes, Layout::kLanding, 0, r)) return false;
+    return wait(r, "the successor's pong", [&] { return pongs_[ring_.next] >= i + 1; });
   }
 
-  bool iterate(VictimTest test, std::uint64_t i, PhaseResult& r) {
-    const bool lat = test == VictimTest::kLatency;
-    const std::uint64_t bytes = lat ? kLatencyBytes : kBandwidthBytes;
-    const std::uint32_t per = lat ? 1 : kBandwidthWindow;
-    for (std::uint32_t k = 0; k < per; ++k) {
-      if (!post(ring_.next, Layout::kSource + k * bytes, bytes, Layout::kLanding + k * bytes, r)) return false;
+  // Bandwidth: kBandwidthWindow writes to the successor, all acknowledged.
+  bool stream(PhaseResult& r) {
+    for (std::uint32_t k = 0; k < kBandwidthWindow; ++k) {
+      const std::uint64_t off = k * kBandwidthBytes;
+      if (!post(ring_.next, Layout::kSource + off, kBandwidthBytes, Layout::kLanding + off, 0, r)) return false;
     }
-    if (lat && !post(ring_.prev, Layout::kSource, bytes, Layout::kLanding + bytes, r)) return false;
-    // Latency: one write from each neighbour (two from a ring of two); bandwidth: `per` from prev.
-    const std::uint64_t from_prev = (i + 1) * per * (lat && ring_.next == ring_.prev ? 2 : 1);
-    const std::uint64_t from_next = lat && ring_.next != ring_.prev ? i + 1 : 0;
-    return detail::wait_until(
-        waiter_, r, "the ring neighbours",
-        [&] { return outstanding_ == 0 && arrived_[ring_.prev] >= from_prev && arrived_[ring_.next] >= from_next; },
-        [&] { return poll(r); });
+    return wait(r, "the successor's acknowledgements", [&] { return outstanding_ == 0; });
+  }
+
+  // The end of the phase: the predecessor's `expected` pings answered or writes taken.
+  bool finish(std::uint64_t expected, PhaseResult& r) {
+    return wait(r, "the predecessor's last messages",
+                [&] { return outstanding_ == 0 && pings_[ring_.prev] >= expected; });
+  }
+
+  // A victim other than the lowest: tell the lowest that this one is done.
+  bool report_done(std::uint32_t lowest, PhaseResult& r) {
+    if (!post(lowest, Layout::kSource, 0, Layout::kLanding, kDone, r)) return false;
+    return wait(r, "the acknowledgement of its done", [&] { return outstanding_ == 0; });
+  }
+
+  // The lowest victim, once every other victim said done: `seq` into every congestor's stop
+  // flag (a plain write), completed.
+  bool raise_stop(const congest::Roles& roles, std::uint64_t seq, std::uint64_t flag, PhaseResult& r) {
+    const std::uint64_t others = roles.victims.size() - 1;
+    if (!wait(r, "the other victims' done", [&] { return dones_ >= others; })) return false;
+    dones_ -= others;
+    const auto& congestors = roles.congestors;
+    std::memcpy(w_.arena().data() + flag + 8, &seq, sizeof seq);
+    for (const std::uint32_t c : congestors) {
+      if (!post(c, flag + 8, sizeof seq, flag, 0, r, IBV_WR_RDMA_WRITE)) return false;
+    }
+    return wait(r, "the congestors' stop flags", [&] { return outstanding_ == 0; });
   }
 
  private:
+  template <typename Done>
+  bool wait(PhaseResult& r, const char* what, Done&& done) {
+    return detail::wait_until(waiter_, r, what, done, [&] { return poll(r); });
+  }
+
   bool post(std::uint32_t peer, std::uint64_t local, std::uint64_t bytes, std::uint64_t remote_off,
-            PhaseResult& r, ibv_wr_opcode opcode = IBV_WR_RDMA_WRITE_WITH_IMM) {
+            std::uint32_t imm, PhaseResult& r, ibv_wr_opcode opcode = IBV_WR_RDMA_WRITE_WITH_IMM) {
     ibv_sge sge = w_.arena().sge(local, static_cast<std::uint32_t>(bytes));
     ibv_send_wr wr{};
     wr.wr_id = peer;
     wr.sg_list = &sge;
-    wr.num_sge = 1;
+    wr.num_sge = bytes > 0 ? 1 : 0;
     wr.opcode = opcode;
     wr.send_flags = IBV_SEND_SIGNALED;
     if (bytes <= w_.inline_threshold()) wr.send_flags |= IBV_SEND_INLINE;
-    wr.imm_data = htonl(w_.rank());
+    wr.imm_data = htonl(imm);
     wr.wr.rdma.remote_addr = w_.remote(peer).addr + remote_off;
     wr.wr.rdma.rkey = w_.remote(peer).rkey;
     if (w_.qp(peer).post_send(wr) != 0) [[unlikely]] {
@@ -81,16 +110,36 @@ class Victim {
     return true;
   }
 
+  // Arrivals: a pong counts; a ping (or a bandwidth write) counts and, for latency, is answered.
   int poll(PhaseResult& r) {
-    return world::poll_world(
-        w_, wcs_, outstanding_, r.error, [&](std::uint32_t peer, std::uint32_t) { ++arrived_[peer]; },
+    answer_ = 0;
+    const int n = world::poll_world(
+        w_, wcs_, outstanding_, r.error,
+        [&](std::uint32_t peer, std::uint32_t imm) {
+          if ((imm & kPong) != 0) {
+            ++pongs_[peer];
+          } else if ((imm & kDone) != 0) {
+            ++dones_;
+          } else {
+            ++pings_[peer];
+            if (answer_pings_) ++answer_;
+          }
+        },
         [](const ibv_wc& wc) { return wc.wr_id; });
+    for (; n > 0 && answer_ > 0; --answer_) {
+      if (!post(ring_.prev, Layout::kSource, kLatencyBytes, Layout::kLanding + kLatencyBytes, kPong, r)) return -1;
+    }
+    return n;
   }
 
   const world::World& w_;
   Ring ring_;
+  bool answer_pings_;
   world::Waiter waiter_;
-  std::vector<std::uint64_t> arrived_;  // writes landed, by sending rank
+  std::vector<std::uint64_t> pongs_;  // pongs landed, by rank (the successor's)
+  std::vector<std::uint64_t> pings_;  // pings or bandwidth writes landed, by rank (the predecessor's)
+  std::uint32_t answer_ = 0;
+  std::uint64_t dones_ = 0;  // the lowest victim: other victims done with the loaded phase
   std::uint64_t outstanding_ = 0;
   std::array<ibv_wc, 32> wcs_{};
 };
@@ -100,7 +149,8 @@ class Victim {
 PhaseResult run_victim(const world::World& w, VictimTest test, const congest::Roles& roles, std::uint64_t seed,
                        std::uint64_t iterations, const PhaseSpec& phase, const world::Watch& watch) {
   const congest::Ring ring(roles.victims, seed, phase.round);
-  Victim v(w, {ring.next_of(w.rank()), ring.prev_of(w.rank())}, watch);
+  const bool lat = test == VictimTest::kLatency;
+  Victim v(w, {ring.next_of(w.rank()), ring.prev_of(w.rank())}, lat, watch);
   PhaseResult r;
   if (phase.ramp.count() > 0) std::this_thread::sleep_for(phase.ramp);
   r.samples.reserve(iterations);
@@ -108,14 +158,18 @@ PhaseResult run_victim(const world::World& w, VictimTest test, const congest::Ro
   const std::uint64_t t0 = harness::now_ns();
   std::uint64_t t = t0;
   for (std::uint64_t i = 0; i < iterations; ++i) {
-    if (!v.iterate(test, i, r)) return r;
+    if (!(lat ? v.ping(i, r) : v.stream(r))) return r;
     const std::uint64_t t1 = harness::now_ns();
     const double ns = static_cast<double>(t1 - t);
-    r.samples.push_back(test == VictimTest::kLatency ? ns / 1e3 : bytes / ns);  // us, or GB/s
+    r.samples.push_back(lat ? ns / 1e3 : bytes / ns);  // us, or GB/s
     t = t1;
   }
   r.seconds = static_cast<double>(t - t0) / 1e9;
-  if (phase.loaded && w.rank() == roles.victims.front()) (void)v.raise_stop(roles.congestors, phase.seq, phase.flag_offset, r);
+  if (!v.finish(lat ? iterations : iterations * kBandwidthWindow, r)) return r;
+  if (phase.loaded) {
+    const std::uint32_t lowest = roles.victims.front();
+    (void)(w.rank() == lowest ? v.raise_stop(roles, phase.seq, phase.flag_offset, r) : v.report_done(lowest, r));
+  }
   return r;
 }
 

@@ -7,8 +7,8 @@
 //
 // Phase parameters (world::Params): phase=isolated|loaded, round=R (the ring's order), seq=S
 // (the phase's number, rising), window_ms=W. A loaded phase ends for the congestors when the
-// lowest victim, done with its iterations (the ring keeps every victim within an iteration or
-// two of it), writes S into each congestor's stop flag; W bounds it should that write not come.
+// lowest victim, told by every other victim that it is done, writes S into each congestor's
+// stop flag; W bounds it should that write not come.
 #pragma once
 
 #include <chrono>
@@ -27,10 +27,11 @@
 
 namespace fabench::congestbench {
 
-// GPCNeT's victim tests over a random ring of the victims.
+// GPCNeT's victim tests over a random ring of the victims, each toward the ring successor
+// (victim.cpp): a sample depends on the path to the successor alone.
 enum class VictimTest : std::uint8_t {
-  kLatency,    // 8 B write with immediate to both ring neighbours, wait for both: one sample
-  kBandwidth,  // 8 x 128 KiB writes with immediate to the successor, wait for the predecessor's
+  kLatency,    // 8 B ping and pong with the successor: one sample per round trip
+  kBandwidth,  // 8 x 128 KiB writes with immediate to the successor, all acknowledged: one sample
 };
 
 [[nodiscard]] std::string_view test_name(VictimTest t);  // "latency", "bandwidth"
