@@ -134,8 +134,8 @@ TEST_CASE("congest: summaries take the worse tail for each metric, CIF > 1 means
 
 TEST_CASE("congest: the hot port is named only where its victims stand out", "[congest]") {
   const std::vector<std::string> target_port{"rxe1/1"};
-  std::vector<cg::VictimCif> v{{0, "rxe0/1", {1.1, 1.2}}, {4, "rxe1/1", {3.0, 5.0}}, {5, "rxe1/1", {2.5, 4.0}},
-                               {7, "rxe2/1", {1.0, 1.4}}};
+  std::vector<cg::VictimCif> v{{0, "rxe0/1", {1.1, 1.2}, ""}, {4, "rxe1/1", {3.0, 5.0}, ""}, {5, "rxe1/1", {2.5, 4.0}, ""},
+                               {7, "rxe2/1", {1.0, 1.4}, ""}};
   const cg::Attribution a = cg::attribute(v, target_port);
   CHECK(a.hot_port == "rxe1/1");
   CHECK(a.behind == std::vector<std::uint32_t>{4, 5});
@@ -150,8 +150,31 @@ TEST_CASE("congest: the hot port is named only where its victims stand out", "[c
   v[1].cif.tail99 = 1.9;
   CHECK(cg::attribute(v, target_port).hot_port.empty());
   // Every victim on one port, however hurt: nothing to contrast with, no port named.
-  const std::vector<cg::VictimCif> one{{0, "rxe0/1", {3.0, 4.5}}, {2, "rxe0/1", {2.8, 4.0}}};
+  const std::vector<cg::VictimCif> one{{0, "rxe0/1", {3.0, 4.5}, ""}, {2, "rxe0/1", {2.8, 4.0}, ""}};
   CHECK(cg::attribute(one, target_port).hot_port.empty());
+}
+
+TEST_CASE("congest: a path is grouped under both of its ports", "[congest]") {
+  // Victim 0 toward rxe1 suffers as much as victim 5 on rxe1; its other path (toward rxe2) does not.
+  const std::vector<cg::VictimCif> paths{{0, "rxe0", {4.0, 5.0}, "rxe1"}, {5, "rxe1", {5.0, 6.0}, "rxe2"},
+                                         {2, "rxe2", {1.0, 1.1}, "rxe3"}, {3, "rxe3", {1.0, 1.0}, "rxe0"},
+                                         {0, "rxe0", {1.1, 1.2}, "rxe2"}};
+  const std::vector<std::string> target{"rxe1"};
+  const cg::Attribution a = cg::attribute(paths, target);
+  CHECK(a.hot_port == "rxe1");
+  CHECK(a.behind == std::vector<std::uint32_t>{0, 5});
+  CHECK(a.elsewhere == std::vector<std::uint32_t>{0, 2, 3});
+  CHECK(a.behind_tail99 == Approx(5.5));
+  CHECK(a.elsewhere_tail99 == Approx(1.1));
+  // Grouped by the victims' own ports only, rxe0 (5.0 and 1.2) would blur: here rxe0's paths'
+  // median is 1.2 and no port but rxe1 stands out.
+  std::vector<cg::VictimCif> even = paths;
+  for (auto& p : even) p.cif.tail99 = 1.5;
+  CHECK(cg::attribute(even, target).hot_port.empty());
+  // A tail that stands out while the mean does not (a stray slow sample or two): no port named.
+  std::vector<cg::VictimCif> spike = paths;
+  for (auto& p : spike) p.cif.mean = 1.0;
+  CHECK(cg::attribute(spike, target).hot_port.empty());
 }
 
 TEST_CASE("congest: ranks whose counters moved are named", "[congest]") {

@@ -53,16 +53,22 @@ Attribution attribute(std::span<const VictimCif> victims, std::span<const std::s
   Attribution a;
   std::vector<double> behind;
   std::vector<double> elsewhere;
+  std::map<std::string, std::vector<double>> by_port;
   for (const auto& v : victims) {
-    const bool hit = std::find(receiving_ports.begin(), receiving_ports.end(), v.port) != receiving_ports.end();
+    const bool hit = std::any_of(receiving_ports.begin(), receiving_ports.end(),
+                                 [&](const std::string& p) { return v.touches(p); });
     (hit ? a.behind : a.elsewhere).push_back(v.rank);
     (hit ? behind : elsewhere).push_back(v.cif.tail99);
+    by_port[v.port].push_back(v.cif.tail99);
+    if (!v.peer_port.empty() && v.peer_port != v.port) by_port[v.peer_port].push_back(v.cif.tail99);
+  }
+  for (auto* ranks : {&a.behind, &a.elsewhere}) {
+    std::sort(ranks->begin(), ranks->end());
+    ranks->erase(std::unique(ranks->begin(), ranks->end()), ranks->end());
   }
   a.behind_tail99 = median(behind);
   a.elsewhere_tail99 = median(elsewhere);
-  // The hot port: the one whose victims fare worst, named only when it stands out.
-  std::map<std::string, std::vector<double>> by_port;
-  for (const auto& v : victims) by_port[v.port].push_back(v.cif.tail99);
+  // The hot port: the one whose paths fare worst, named only when it stands out.
   std::string worst;
   double worst_cif = kNaN;
   for (const auto& [port, cifs] : by_port) {
@@ -73,13 +79,18 @@ Attribution attribute(std::span<const VictimCif> victims, std::span<const std::s
     }
   }
   if (worst.empty() || !(worst_cif > threshold)) return a;
-  std::vector<double> rest;
-  for (const auto& v : victims) {
-    if (v.port != worst) rest.push_back(v.cif.tail99);
+  // It stands out in the tail and in the mean alike: a congested queue on a port slows every
+  // sample through it, while one stray slow sample per path moves only a tail.
+  const auto stands_out = [&](auto figure) {
+    std::vector<double> through, rest;
+    for (const auto& v : victims) (v.touches(worst) ? through : rest).push_back(figure(v.cif));
+    const double t = median(through);
+    const double r = median(rest);
+    return t > threshold && !std::isnan(r) && t >= contrast * r;  // no path avoids it: no contrast
+  };
+  if (stands_out([](const Cif& c) { return c.tail99; }) && stands_out([](const Cif& c) { return c.mean; })) {
+    a.hot_port = worst;
   }
-  const double rest_cif = median(rest);
-  // Victims on one port only give nothing to contrast with: no port is named.
-  if (!std::isnan(rest_cif) && worst_cif >= contrast * rest_cif) a.hot_port = worst;
   return a;
 }
 

@@ -36,7 +36,7 @@ void add_options(CLI::App& app, Cli& c) {
       ->check(harness::whole_number("--ramp-ms", 0, 60'000));
   app.add_option("--slack", c.slack,
                  "Congestors stop when the victims are done, or after this many times the isolated phase "
-                 "(+1 s, at most 2 x --timeout; default 20)")
+                 "(+1 s; at least --timeout, at most twice it; default 20)")
       ->check(harness::number_at_least("--slack", 1));
   app.add_option("--seed", c.seed, "Seed of the roles' shuffle and the rings (default 1)");
 }

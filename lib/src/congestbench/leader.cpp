@@ -30,15 +30,18 @@ void absorb_counters(const ctrl::Record& rec, congest::CounterDeltas& into) {
 
 std::string CongestJob::port_of(std::uint32_t rank) const {
   const harness::ContextOptions o = world::context_for_rank(c_.dev, rank);
-  return fmt::format("{}/{}", o.device.empty() ? "first-active" : o.device,
-                     o.ib_port == 0 ? std::string("1st-active") : std::to_string(o.ib_port));
+  const std::string dev = o.device.empty() ? "first-active" : o.device;
+  return o.ib_port == 0 ? dev : fmt::format("{}/{}", dev, o.ib_port);
 }
 
 bool CongestJob::phase(world::Leader& driver, std::size_t index, bool loaded, std::uint32_t round, Phases& ph,
                        std::string& error) {
   const double ramp_s = c_.ramp_ms / 1e3;
   // The congestors' bound should the stop flag not come; within the driver's wait for results.
-  if (loaded) window_s_ = std::min(std::max(window_s_, ramp_s + c_.slack * ph.isolated_s + 1.0), 2 * c_.dev.timeout_s);
+  if (loaded) {
+    window_s_ = std::max({window_s_, ramp_s + c_.slack * ph.isolated_s + 1.0, c_.dev.timeout_s});
+    window_s_ = std::min(window_s_, 2 * c_.dev.timeout_s);
+  }
   const world::Params params{{"phase", loaded ? "loaded" : "isolated"},
                              {"round", std::to_string(round)},
                              {"seq", std::to_string(++seq_)},
@@ -55,7 +58,7 @@ bool CongestJob::phase(world::Leader& driver, std::size_t index, bool loaded, st
     longest = std::max(longest, s);
     if (rec.u64("victim") != 0) {
       const auto& samples = rec.list("samples");
-      auto& into = (loaded ? ph.loaded : ph.isolated)[r];
+      auto& into = (loaded ? ph.loaded : ph.isolated)[r * c_.rounds + round];
       into.insert(into.end(), samples.begin(), samples.end());
       longest_victim = std::max(longest_victim, s);
       if (loaded && ramp_s + s > window_s_) ++ph.uncovered;
@@ -73,8 +76,8 @@ bool CongestJob::phase(world::Leader& driver, std::size_t index, bool loaded, st
 
 void CongestJob::bench(benchmark::State& state, std::size_t index, world::Leader& driver) {
   Phases ph;
-  ph.isolated.resize(ranks_);
-  ph.loaded.resize(ranks_);
+  ph.isolated.resize(static_cast<std::size_t>(ranks_) * c_.rounds);
+  ph.loaded.resize(static_cast<std::size_t>(ranks_) * c_.rounds);
   ph.counters.resize(ranks_);
   window_s_ = 0;
   for (auto _ : state) {
@@ -96,12 +99,23 @@ void CongestJob::report(benchmark::State& state, std::size_t index, const Phases
   const congest::Summary iso = congest::summarize(pooled(ph.isolated), metric);
   const congest::Summary load = congest::summarize(pooled(ph.loaded), metric);
   const congest::Cif all = congest::cif(metric, iso, load);
-  std::vector<congest::VictimCif> victims;
+  // One path per victim and round (the round's ring gives its successor); the label shows each
+  // victim's samples over all its paths.
+  std::vector<congest::VictimCif> paths;
   std::vector<std::string> per_victim;
   for (const std::uint32_t v : roles_.victims) {
-    const congest::Cif c = congest::cif(metric, congest::summarize(ph.isolated[v], metric),
-                                        congest::summarize(ph.loaded[v], metric));
-    victims.push_back({v, port_of(v), c});
+    std::vector<double> iso_v, load_v;
+    for (std::uint32_t round = 0; round < c_.rounds; ++round) {
+      const auto& i = ph.isolated[v * c_.rounds + round];
+      const auto& l = ph.loaded[v * c_.rounds + round];
+      const congest::Ring ring(roles_.victims, c_.seed, round);
+      paths.push_back({v, port_of(v),
+                       congest::cif(metric, congest::summarize(i, metric), congest::summarize(l, metric)),
+                       port_of(ring.next_of(v))});
+      iso_v.insert(iso_v.end(), i.begin(), i.end());
+      load_v.insert(load_v.end(), l.begin(), l.end());
+    }
+    const congest::Cif c = congest::cif(metric, congest::summarize(iso_v, metric), congest::summarize(load_v, metric));
     per_victim.push_back(fmt::format("{}@{}:{:.2f}", v, port_of(v), c.tail99));
   }
   std::vector<std::string> receiving;
@@ -109,7 +123,7 @@ void CongestJob::report(benchmark::State& state, std::size_t index, const Phases
        congest::receiving_ranks(congest::congestor_flows(b.pattern, roles_, target_, b.senders))) {
     receiving.push_back(port_of(r));
   }
-  const congest::Attribution a = congest::attribute(victims, receiving);
+  const congest::Attribution a = congest::attribute(paths, receiving);
   const auto moved = congest::ranks_with_moved_counters(ph.counters);
   const char* unit = metric == congest::Metric::kLatency ? "_us" : "_GBps";
   state.counters[fmt::format("isolated{}", unit)] = iso.mean;

@@ -3,10 +3,14 @@
 // so that > 1 is worse in both; computed for the mean and for the 99th-percentile tail (the
 // slowest 1 % of latency samples, the lowest 1 % of bandwidth samples).
 //
-// Attribution: victims are grouped by the port they use; the victims that share the congestors'
+// Attribution: a victim's samples depend on its path, from its port to its ring successor's
+// (congestbench: each victim tests toward its successor), so each path of a victim (one per
+// ring order) is grouped under both of its ports. The paths that touch the congestors'
 // receiving port (the incast target's) are reported apart from the others, and a port is named
-// hot when its victims' median tail CIF exceeds `threshold` (2) and is at least `contrast` (2) x
-// the median of the victims on other ports. Without such a contrast no port is named.
+// hot when the median CIF of the paths through it exceeds `threshold` (2) and is at least
+// `contrast` (2) x the median of the paths that avoid it, for the tail and for the mean alike
+// (a congested queue slows every sample through it; one stray slow sample moves only a tail).
+// Without such a contrast (or with no path that avoids it) no port is named.
 #pragma once
 
 #include <cstdint>
@@ -41,13 +45,15 @@ struct VictimCif {
   std::uint32_t rank = 0;
   std::string port;  // "rxe1/1": the device and port the victim's traffic uses
   Cif cif;
+  std::string peer_port;  // the other end of its path ("": none, the path is its port alone)
+  [[nodiscard]] bool touches(const std::string& p) const { return port == p || peer_port == p; }
 };
 
 struct Attribution {
   std::string hot_port;                // "" when no port stands out
-  std::vector<std::uint32_t> behind;   // victims on the congestors' receiving port(s)
-  std::vector<std::uint32_t> elsewhere;
-  double behind_tail99 = 0;            // median tail CIF of each group (NaN when empty)
+  std::vector<std::uint32_t> behind;   // victims with a path through the congestors' receiving port(s)
+  std::vector<std::uint32_t> elsewhere;  // victims with a path that avoids them (ascending, once each)
+  double behind_tail99 = 0;            // median tail CIF of each group's paths (NaN when empty)
   double elsewhere_tail99 = 0;
 };
 

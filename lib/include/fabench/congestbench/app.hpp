@@ -30,7 +30,7 @@ struct Cli {
   std::uint32_t rounds = 3;
   std::uint64_t iters = 0;  // -n: victim iterations per phase (0: 2000 latency, 200 bandwidth)
   std::uint32_t ramp_ms = 50;
-  double slack = 20;  // congestors' bound: this many times the isolated phase (and 1 s), at most 2 x --timeout
+  double slack = 20;  // congestors' bound: this many times the isolated phase + 1 s, within [--timeout, 2 x --timeout]
   std::uint64_t seed = 1;
 };
 
@@ -46,7 +46,7 @@ void add_options(CLI::App& app, Cli& c);
 
 // One benchmark's phases on rank 0: every victim's samples alone and loaded, per rank counters.
 struct Phases {
-  std::vector<std::vector<double>> isolated, loaded;  // by rank (victims only)
+  std::vector<std::vector<double>> isolated, loaded;  // by path: rank x --rounds + round (victims only)
   std::vector<congest::CounterDeltas> counters;       // by rank, loaded phases summed
   std::uint64_t congestor_ops = 0, congestor_bytes = 0;
   double congestor_seconds = 0;  // summed over congestors and phases
