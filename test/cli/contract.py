@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The command-line contract of every fabench binary, checked without RDMA.
 
-Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept, ep)
+Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept, ep, congest)
 
 - every spelling in docs/cli.md's table is in --help-all of each binary its row names;
 - --help and --help-all: no line past 100 columns, no CLI11 type strings; lat/bw --help under
@@ -20,7 +20,7 @@ import sys
 import tempfile
 import os
 
-ALL = ["lat", "bw", "coll", "kv", "accept", "ep"]
+ALL = ["lat", "bw", "coll", "kv", "accept", "ep", "congest"]
 
 # (binary, arguments, text the one line must contain)
 BAD = [
@@ -32,6 +32,11 @@ BAD = [
     ("ep", ["--plan", "--dtype", "fp4"], "--dtype fp4: unknown dispatch dtype \"fp4\" (bf16 or fp8)"),
     ("ep", ["--plan-copies"], "--plan-copies goes with --plan"),
     ("ep", ["--plan", "--reference"], "--reference does not apply to --plan"),
+    ("congest", ["--pattern", "storm"], "--pattern: unknown congestor pattern \"storm\""),
+    ("congest", ["--congestors", "1.5"], "--congestors 1.5: a fraction of the ranks, between 0 and 1"),
+    ("congest", ["--pattern", "all-to-all", "--ratio", "4:1"], "--ratio goes with incast and put-incast, not all-to-all"),
+    ("congest", ["--test", "jitter"], "unknown victim test \"jitter\" (latency, bandwidth)"),
+    ("congest", ["--congestor-size", "0"], "--congestor-size 0: from 1 to 64M"),
     ("accept", ["--plan", "--nodes", "4", "--max-p99-us", "5"], "--max-p99-us does not apply to --plan"),
     ("accept", ["--plan", "--nodes", "4", "--min-bw-fraction", "0.5"], "--min-bw-fraction does not apply to --plan"),
     ("lat", ["--loopback", "--benchmark_format=xml"], "--benchmark_format xml: expected console, json or csv"),

@@ -14,8 +14,7 @@ void add_options(CLI::App& app, Cli& c) {
   harness::add_device_flags(app, c.dev);
   world::add_rank_flags(app, c.ranks);
   app.add_option("--congestors", c.congestors,
-                 "Fraction of the ranks that congest, drawn by a seeded shuffle (default 0.8, GPCNeT's)")
-      ->check(CLI::Range(0.0, 1.0));
+                 "Fraction of the ranks that congest, drawn by a seeded shuffle (default 0.8, GPCNeT's)");
   app.add_option("--congestor-ranks", c.congestor_ranks, "The congestors by rank instead, e.g. 1-3,5")
       ->type_name("LIST");
   app.add_option("--pattern", c.patterns,
@@ -42,7 +41,15 @@ void add_options(CLI::App& app, Cli& c) {
 }
 
 std::vector<CongestBench> build_benches(const Cli& c) {
-  const auto patterns = congest::parse_patterns(c.patterns);
+  if (!(c.congestors > 0 && c.congestors < 1)) {
+    throw UsageError(fmt::format("--congestors {}: a fraction of the ranks, between 0 and 1", c.congestors));
+  }
+  std::vector<congest::Pattern> patterns;
+  try {
+    patterns = congest::parse_patterns(c.patterns);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--pattern: {}", e.what()));
+  }
   const std::uint32_t senders = c.ratio.empty() ? 0 : congest::parse_ratio(c.ratio);
   if (senders > 0) {
     for (const auto p : patterns) {
