@@ -2,7 +2,7 @@
 # help2man, gzipped as Debian installs them, installed to share/man/man1 (component fabench).
 # ctest package:man renders each (test/package/man.sh). Without help2man (tools/install-deps
 # installs it) or with FABENCH_MAN=OFF there are none; a cross build has none (the binaries
-# cannot run on the build host).
+# cannot run on the build host), nor do the asan and coverage presets.
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 
@@ -11,6 +11,12 @@ find_program(FABENCH_HELP2MAN help2man)
 find_program(FABENCH_GZIP gzip)
 if(FABENCH_MAN AND (NOT FABENCH_HELP2MAN OR NOT FABENCH_GZIP OR CMAKE_CROSSCOMPILING))
   message(STATUS "fabench: no man pages (help2man or gzip not found, or a cross build)")
+  set(FABENCH_MAN OFF)
+endif()
+# The sanitized and coverage trees are for tests: running their binaries at build time would
+# count --help as covered, and a sanitizer report would fail the build.
+if(FABENCH_MAN AND (FABENCH_SANITIZE OR CMAKE_CXX_FLAGS MATCHES "--coverage"))
+  message(STATUS "fabench: no man pages in a sanitized or coverage build")
   set(FABENCH_MAN OFF)
 endif()
 set(FABENCH_MAN_DIR ${CMAKE_BINARY_DIR}/man)
