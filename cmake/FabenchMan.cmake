@@ -30,15 +30,23 @@ set(FABENCH_MAN_NAME_fabench-ep "MoE dispatch and combine across N ranks over RD
 set(FABENCH_MAN_NAME_fabench-accept "fabric acceptance: every pair of N nodes against the link rate")
 set(FABENCH_MAN_NAME_fabench-info "this host's interconnect record: RDMA devices, PCIe links, GPUs, software")
 set(FABENCH_MAN_NAME_fabench-report "one HTML report from fabench JSON runs")
+set(FABENCH_MAN_NAME_fabench-launch "start N local ranks of a command with RANK, WORLD_SIZE and MASTER_ADDR set")
+set(FABENCH_MAN_NAME_softroce-vm "run a command in a qemu guest with Soft-RoCE devices (fabench's test bed)")
 
-# fabench_man_page(NAME PROGRAM [HELP_OPTION opt] [DEPENDS target...]): NAME.1 from
-# `PROGRAM --help-all` (or HELP_OPTION: fabench-report has --help only), with the sections of
-# cmake/man/NAME.h2m where there is one (argparse's "usage:" is not help2man's "Usage:").
+# fabench_man_page(NAME PROGRAM [HELP_OPTION opt] [NO_VERSION_OPTION] [DEPENDS target...]):
+# NAME.1 from `PROGRAM --help-all` (or HELP_OPTION: fabench-report and the tools have --help
+# only) and `PROGRAM --version` (NO_VERSION_OPTION: the project's version, for the tools that
+# have none), with the sections of cmake/man/NAME.h2m where there is one (argparse's "usage:"
+# is not help2man's "Usage:").
 function(fabench_man_page name program)
   if(NOT FABENCH_MAN)
     return()
   endif()
-  cmake_parse_arguments(PARSE_ARGV 2 arg "" "HELP_OPTION" "DEPENDS")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "NO_VERSION_OPTION" "HELP_OPTION" "DEPENDS")
+  set(version --version-option=--version)
+  if(arg_NO_VERSION_OPTION)
+    set(version --version-string=${PROJECT_VERSION})
+  endif()
   if(NOT arg_HELP_OPTION)
     set(arg_HELP_OPTION --help-all)
   endif()
@@ -55,7 +63,7 @@ function(fabench_man_page name program)
   add_custom_command(OUTPUT ${page} ${page}.gz
     COMMAND ${CMAKE_COMMAND} -E make_directory ${FABENCH_MAN_DIR}
     COMMAND ${FABENCH_HELP2MAN} --no-info --help-option=${arg_HELP_OPTION}
-            --version-option=--version --name=${about} ${include} --output=${page} ${program}
+            ${version} --name=${about} ${include} --output=${page} ${program}
     COMMAND ${FABENCH_GZIP} -9nf -k ${page}
     DEPENDS ${arg_DEPENDS} VERBATIM
     COMMENT "Man page ${name}.1")
