@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fabench-info on the test bed: both rxe devices in the record with an ACTIVE Ethernet port, a
-# RoCE v2 GID, their veth netdev and its MTU, and no PCIe link (rxe has no PCI parent: nothing
+# RoCE v2 GID, their netdev (veth) and its MTU, and no PCIe link (rxe has no PCI parent: nothing
 # invented); MLPerf's fields say RoCE; a benchmark's JSON context carries the same record.
 source "$(dirname "$0")/bench_common.bash"
 INFO=$build/bench/fabench-info
@@ -18,7 +18,7 @@ for name in sys.argv[2:]:
     p = d["ports"][0]
     assert p["link_layer"] == "Ethernet" and p["state"] == "ACTIVE", p
     assert any(g.get("type") == "RoCE v2" for g in p["gids"]), p
-    assert p["netdev"].startswith("veth") and p["netdev_mtu"] > 0, p
+    assert p["netdev"] and p["netdev_mtu"] > 0, p
 assert "RoCE" in doc["mlperf"]["host_networking"], doc["mlperf"]
 assert int(doc["mlperf"]["host_network_card_count"]) >= 2, doc["mlperf"]
 assert doc["software"]["kernel"], doc["software"]
