@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fabench-info on the test bed: both rxe devices in the record with an ACTIVE Ethernet port, a
-# RoCE v2 GID, their netdev (veth) and its MTU, and no PCIe link (rxe on a veth has no PCI parent: nothing
-# invented); MLPerf's fields say RoCE; a benchmark's JSON context carries the same record.
+# RoCE v2 GID, their netdev (veth) and its MTU, and no PCIe link (rxe on a veth has no PCI
+# parent: nothing invented); MLPerf's fields say RoCE; a benchmark's JSON context carries the
+# same record.
 source "$(dirname "$0")/bench_common.bash"
 INFO=$build/bench/fabench-info
 
