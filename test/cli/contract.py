@@ -230,6 +230,21 @@ def main():
             doc = {"error": str(e)}
         if doc.get("devices") != [] or "mlperf" not in doc or "fabench" not in doc.get("software", {}):
             fail(f"fabench-info --json FILE: exit {r.returncode}, {doc!r} ({r.stderr.strip()!r})")
+        # nvidia-smi's matrix is added where it is installed, for this host only (not --sysfs-root).
+        fake = os.path.join(cwd, "fakebin")
+        os.makedirs(fake, exist_ok=True)
+        with open(os.path.join(fake, "nvidia-smi"), "w", encoding="utf-8") as f:
+            f.write('#!/bin/sh\n[ "$1 $2" = "topo -m" ] || exit 3\necho "GPU0 X PIX"\n')
+        os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
+        env = {"PATH": fake + os.pathsep + os.environ.get("PATH", "")}
+        mine = run(binaries["info"], ["--json"], cwd, env)
+        other = run(binaries["info"], ["--sysfs-root", root, "--json"], cwd, env)
+        try:
+            topo, other_doc = json.loads(mine.stdout).get("nvidia_smi_topo"), json.loads(other.stdout)
+        except ValueError as e:
+            topo, other_doc = str(e), {}
+        if topo != "GPU0 X PIX\n" or "nvidia_smi_topo" in other_doc:
+            fail(f"fabench-info --json with nvidia-smi installed: {topo!r}, --sysfs-root: {other_doc!r}")
 
     for f in failures:
         print("FAIL:", f)
