@@ -28,6 +28,7 @@ set(FABENCH_MAN_NAME_fabench-coll "all-reduce, all-gather, reduce-scatter and al
 set(FABENCH_MAN_NAME_fabench-kv "LLM KV-cache transfers from prefill to decode nodes over RDMA")
 set(FABENCH_MAN_NAME_fabench-ep "MoE dispatch and combine across N ranks over RDMA")
 set(FABENCH_MAN_NAME_fabench-accept "fabric acceptance: every pair of N nodes against the link rate")
+set(FABENCH_MAN_NAME_fabench-congest "congestion impact: victims' latency and bandwidth under congestor traffic across N ranks")
 set(FABENCH_MAN_NAME_fabench-info "this host's interconnect record: RDMA devices, PCIe links, GPUs, software")
 set(FABENCH_MAN_NAME_fabench-report "one HTML report from fabench JSON runs")
 set(FABENCH_MAN_NAME_fabench-launch "start N local ranks of a command with RANK, WORLD_SIZE and MASTER_ADDR set")
