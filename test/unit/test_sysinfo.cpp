@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 constexpr const char* kSwitch = "pci0000:16/0000:16:02.0/0000:17:00.0";
 const std::string kIbPci = std::string(kSwitch) + "/0000:18:00.0/0000:19:00.0";
 const std::string kGpu0 = std::string(kSwitch) + "/0000:18:01.0/0000:1a:00.0";
-const std::string kGpu1 = "pci0000:16/0000:16:03.0/0000:1b:00.0";
+const std::string kGpu1 = "pci0000:16/0000:16:03.0/0000:15:00.0";
 const std::string kRocePci = "pci0000:80/0000:80:01.0/0000:81:00.0";
 const std::string kAudio = std::string(kSwitch) + "/0000:18:01.0/0000:1a:00.1";
 
@@ -196,12 +196,12 @@ TEST_CASE("sysinfo: a RoCE port's GIDs, netdev, MTU and ECN knobs", "[sysinfo]")
 TEST_CASE("sysinfo: GPUs and their PCIe distance to each device", "[sysinfo]") {
   const FakeHost host;
   const Record r = read_record(host.root());
-  REQUIRE(r.gpus.size() == 2);  // the NVIDIA audio function is not a GPU
-  CHECK(r.gpus[0].pci.address == "0000:1a:00.0");
-  CHECK(r.gpus[0].device_id == "0x2330");
-  CHECK(r.gpus[1].pci.address == "0000:1b:00.0");
-  CHECK_FALSE(r.gpus[1].pci.numa_node);  // numa_node -1
-  REQUIRE(r.distances.size() == 4);      // 2 GPUs x the 2 devices on PCI (rxe0 has none)
+  REQUIRE(r.gpus.size() == 2);                     // the NVIDIA audio function is not a GPU
+  CHECK(r.gpus[0].pci.address == "0000:15:00.0");  // PCI addresses in hex order: 15 before 1a
+  CHECK_FALSE(r.gpus[0].pci.numa_node);            // numa_node -1
+  CHECK(r.gpus[1].pci.address == "0000:1a:00.0");
+  CHECK(r.gpus[1].device_id == "0x2330");
+  REQUIRE(r.distances.size() == 4);  // 2 GPUs x the 2 devices on PCI (rxe0 has none)
   const auto find = [&](const std::string& gpu, const std::string& dev) {
     for (const auto& d : r.distances) {
       if (d.gpu == gpu && d.device == dev) return d;
@@ -214,13 +214,13 @@ TEST_CASE("sysinfo: GPUs and their PCIe distance to each device", "[sysinfo]") {
   CHECK(same_switch.common == "0000:17:00.0");
   CHECK(same_switch.common_depth == 3);
   CHECK(same_switch.hops == 4);
-  const auto bridge = find("0000:1b:00.0", "mlx5_0");
+  const auto bridge = find("0000:15:00.0", "mlx5_0");
   CHECK(bridge.relation == "host-bridge");
   CHECK(bridge.common == "pci0000:16");
   CHECK(bridge.hops == 6);
   CHECK(find("0000:1a:00.0", "mlx5_1").relation == "cross-numa");
   CHECK(find("0000:1a:00.0", "mlx5_1").hops == 8);
-  CHECK(find("0000:1b:00.0", "mlx5_1").relation == "cross-root");  // the GPU's NUMA node is unknown
+  CHECK(find("0000:15:00.0", "mlx5_1").relation == "cross-root");  // the GPU's NUMA node is unknown
 }
 
 TEST_CASE("sysinfo: the software stack", "[sysinfo]") {
@@ -242,7 +242,7 @@ TEST_CASE("sysinfo: JSON leaves out what is missing; the compact form and MLPerf
   CHECK_FALSE(full["devices"][2]["ports"][0].contains("netdev_speed_mbps"));
   CHECK(full["devices"][1]["ports"][0]["gids"].size() == 3);
   CHECK(full["devices"][1]["ports"][0]["congestion"]["roce_np/enable/3"] == "1");
-  CHECK_FALSE(full["gpus"][1]["pci"].contains("numa_node"));
+  CHECK_FALSE(full["gpus"][0]["pci"].contains("numa_node"));
   CHECK(full["software"]["rdma_core"] == "44.0-2");
   CHECK(full["pcie_distances"].size() == 4);
 

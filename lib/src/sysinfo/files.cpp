@@ -38,7 +38,7 @@ bool natural_less(const std::string& a, const std::string& b) {
       while (ie < a.size() && is_digit(a[ie])) ++ie;
       while (je < b.size() && is_digit(b[je])) ++je;
       const auto na = std::string_view(a).substr(i, ie - i), nb = std::string_view(b).substr(j, je - j);
-      if (na.size() != nb.size()) return na.size() < nb.size();  // no leading zeros in sysfs names
+      if (na.size() != nb.size()) return na.size() < nb.size();  // device and GID names: no leading zeros
       if (na != nb) return na < nb;
       i = ie;
       j = je;

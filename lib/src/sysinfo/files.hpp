@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 // read_line as a whole number; none when empty or not a number.
 [[nodiscard]] std::optional<long> read_number(const fs::path& path);
 // The names in directory `dir` (following a link to it), in natural order (mlx5_2 before
-// mlx5_10, GID 2 before 10); none when it is not there.
+// mlx5_10, GID 2 before 10: decimal; PCI addresses, hex, want plain text order); none when it
+// is not there.
 [[nodiscard]] std::vector<std::string> entries(const fs::path& dir);
 // "4: ACTIVE" -> "ACTIVE" (sysfs's port state and phys_state); other text as it is.
 [[nodiscard]] std::string after_colon(std::string_view text);

@@ -67,7 +67,9 @@ std::string os_pretty_name(const fs::path& os_release) {
 std::vector<Gpu> read_gpus(const fs::path& root) {
   std::vector<Gpu> out;
   const fs::path pci = root / "sys/bus/pci/devices";
-  for (const auto& address : entries(pci)) {
+  auto addresses = entries(pci);
+  std::sort(addresses.begin(), addresses.end());  // fixed-width hex: text order is address order
+  for (const auto& address : addresses) {
     const fs::path dir = pci / address;
     const std::string cls = read_line(dir / "class");
     if (read_line(dir / "vendor") != kNvidia || !(cls.starts_with("0x0302") || cls.starts_with("0x0300"))) continue;
