@@ -7,7 +7,8 @@
 #     [DEFINITIONS <def>...]        # PRIVATE compile definitions
 #     [HOT | HOT_SOURCES <file>...]) # fabench_hot_sources() on all its sources or on these
 #
-# makes fabench_<layer> (static, sources src/<layer>/*.cpp) and its alias fabench::<layer>.
+# makes fabench_<layer> (static, sources src/<layer>/*.cpp) and its alias fabench::<layer>,
+# installed with its headers and exported as fabench::<layer> (cmake/FabenchPackage.cmake).
 #
 # Each layer sees only its own headers and those of the layers below: its include root is a
 # directory of the build tree holding one link, fabench/<layer> -> lib/include/fabench/<layer>,
@@ -20,6 +21,7 @@
 # directory; test/layers/check_layers.py reads it (ctest layers:downward) and fails on an
 # #include of a layer above or beside.
 include_guard(GLOBAL)
+include(GNUInstallDirs)
 
 set_property(GLOBAL PROPERTY FABENCH_LAYER_GRAPH ${CMAKE_BINARY_DIR}/layers.txt)
 set_property(GLOBAL PROPERTY FABENCH_LAYERS "")
@@ -78,9 +80,10 @@ function(fabench_add_layer)
   set(root ${CMAKE_CURRENT_BINARY_DIR}/layers/${layer})
   file(MAKE_DIRECTORY ${root}/fabench)
   file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR}/include/fabench/${layer} ${root}/fabench/${layer} SYMBOLIC)
-  target_include_directories(${target} PUBLIC ${root})
+  # Installed, every layer's headers share one include root (cmake/FabenchPackage.cmake).
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${root}> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   foreach(seen IN LISTS arg_INCLUDE_LAYERS)
-    target_include_directories(${target} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/layers/${seen})
+    target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_BINARY_DIR}/layers/${seen}>)
   endforeach()
   if(arg_DEFINITIONS)
     target_compile_definitions(${target} PRIVATE ${arg_DEFINITIONS})
@@ -95,6 +98,12 @@ function(fabench_add_layer)
   if(FABENCH_FAST_BUILD)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
   endif()
+
+  # The CMake package: the layer as fabench::<layer>, with its headers (component fabench-dev).
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${layer})
+  install(TARGETS ${target} EXPORT fabenchTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT fabench-dev)
+  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/fabench/${layer}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fabench COMPONENT fabench-dev)
 
   set_property(GLOBAL APPEND PROPERTY FABENCH_LAYERS ${layer})
   list(JOIN below " " deps)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The command-line contract of every fabench binary, checked without RDMA.
 
-Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept, ep, congest)
+Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept, ep, congest, info)
 
 - every spelling in docs/cli.md's table is in --help-all of each binary its row names;
 - --help and --help-all: no line past 100 columns, no CLI11 type strings; lat/bw --help under
@@ -14,6 +14,7 @@ Usage: contract.py DOCS_CLI_MD NAME=BINARY...   (NAME: lat, bw, coll, kv, accept
   EXIT_RULE (a bad launch environment or token file: 2; a device that is not there: 1) gets one
   line on stderr and its status, the same in every binary.
 """
+import json
 import re
 import subprocess
 import sys
@@ -21,6 +22,8 @@ import tempfile
 import os
 
 ALL = ["lat", "bw", "coll", "kv", "accept", "ep", "congest"]
+# Binaries that are not benchmarks: docs/cli.md's "all" does not name them, rows name them.
+OTHERS = ["info"]
 
 # (binary, arguments, text the one line must contain)
 BAD = [
@@ -96,6 +99,8 @@ BAD = [
     ("coll", ["--reduce-threads", "0"], "--reduce-threads"),
     ("coll", ["-u", "32"], "-u must be from 0 to 31 (got 32)"),
     ("coll", ["--benchmark_format=xml"], "--benchmark_format xml"),
+    ("info", ["--sysfs-root", "/nonexistent/fabench-root"], "--sysfs-root /nonexistent/fabench-root: not a directory"),
+    ("info", ["-d", "mlx5_0"], "unknown flag -d"),
 ]
 
 # The exit-status rule, by the exception's type and never by the phase it came in: (binary,
@@ -187,7 +192,7 @@ def main():
         fail(f"{docs}: {len(rows)} table rows found; the table did not parse")
     for concept, spellings, names in rows:
         for name in names:
-            if name not in ALL:
+            if name not in ALL + OTHERS:
                 fail(f"{docs}: row {concept!r} names an unknown binary {name!r}")
                 continue
             if name not in helps:
@@ -219,6 +224,32 @@ def main():
         r = run(binaries[name], args + [path], cwd)
         if r.returncode != 0 or not os.path.exists(path) or os.path.getsize(path) == 0:
             fail(f"fabench-{name} {' '.join(args)} FILE: exit {r.returncode}, nothing written ({r.stderr.strip()!r})")
+
+    # fabench-info --json FILE writes the record (an empty one for an empty --sysfs-root).
+    if "info" in binaries:
+        path, root = os.path.join(cwd, "info.json"), tempfile.mkdtemp(prefix="fabench-sysfs-")
+        r = run(binaries["info"], ["--sysfs-root", root, "--json", path], cwd)
+        try:
+            doc = json.load(open(path, encoding="utf-8")) if r.returncode == 0 else {}
+        except (OSError, ValueError) as e:
+            doc = {"error": str(e)}
+        if doc.get("devices") != [] or "mlperf" not in doc or "fabench" not in doc.get("software", {}):
+            fail(f"fabench-info --json FILE: exit {r.returncode}, {doc!r} ({r.stderr.strip()!r})")
+        # nvidia-smi's matrix is added where it is installed, for this host only (not --sysfs-root).
+        fake = os.path.join(cwd, "fakebin")
+        os.makedirs(fake, exist_ok=True)
+        with open(os.path.join(fake, "nvidia-smi"), "w", encoding="utf-8") as f:
+            f.write('#!/bin/sh\n[ "$1 $2" = "topo -m" ] || exit 3\necho "GPU0 X PIX"\n')
+        os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
+        env = {"PATH": fake + os.pathsep + os.environ.get("PATH", "")}
+        mine = run(binaries["info"], ["--json"], cwd, env)
+        other = run(binaries["info"], ["--sysfs-root", root, "--json"], cwd, env)
+        try:
+            topo, other_doc = json.loads(mine.stdout).get("nvidia_smi_topo"), json.loads(other.stdout)
+        except ValueError as e:
+            topo, other_doc = str(e), {}
+        if topo != "GPU0 X PIX\n" or "nvidia_smi_topo" in other_doc:
+            fail(f"fabench-info --json with nvidia-smi installed: {topo!r}, --sysfs-root: {other_doc!r}")
 
     for f in failures:
         print("FAIL:", f)

@@ -21,6 +21,7 @@
 #include "fabench/accept/result_json.hpp"
 #include "fabench/base/error.hpp"
 #include "fabench/ctrl/wire.hpp"
+#include "fabench/sysinfo/format.hpp"
 #include "fabench/world/driver.hpp"
 
 namespace fabench::acceptbench {
@@ -176,6 +177,8 @@ void write_reports(const accept::Report& report, const harness::Context& ctx, co
   std::cout << accept::report_text(report) << std::flush;
   std::cerr << fmt::format("fabench-accept: measured in {:.1f} s (bound {:.1f} s)\n", secs,
                            accept::run_upper_bound_s(ts));
+  // Rank 0's interconnect record, as every other binary's report context has it (sysinfo/format.hpp).
+  const auto record = sysinfo::to_json(sysinfo::read_record(), sysinfo::Form::kCompact);
   const json meta{{"tool", "fabench-accept"},
                   {"version", std::string(ctrl::build_version())},
                   {"schedule", outputs.pairs_file.empty() ? outputs.schedule : "pairs:" + outputs.pairs_file},
@@ -186,7 +189,8 @@ void write_reports(const accept::Report& report, const harness::Context& ctx, co
                   {"lat_iters", settings.plan.lat_iters},
                   {"bound_s", accept::run_upper_bound_s(ts)},
                   {"elapsed_s", secs},
-                  {"device", ctx.device().name()}};
+                  {"device", ctx.device().name()},
+                  {"interconnect", json::parse(sysinfo::dump(record))}};
   if (!outputs.json_path.empty()) write_file(outputs.json_path, accept::report_json(report, meta).dump(2) + "\n");
   if (!outputs.junit_path.empty()) write_file(outputs.junit_path, accept::report_junit(report));
 }

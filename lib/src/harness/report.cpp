@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "fabench/base/build_info.hpp"
+#include "fabench/sysinfo/format.hpp"
 
 #ifndef FABENCH_RDMA_CORE_VERSION
 #define FABENCH_RDMA_CORE_VERSION "unknown"
@@ -44,12 +45,22 @@ std::string kernel_release() {
   return u.release;
 }
 
+namespace {
+// The host's interconnect record, the one fabench-info writes (sysinfo/format.hpp), as one line
+// of compact JSON.
+void add_interconnect_context() {
+  const auto record = sysinfo::read_record();
+  benchmark::AddCustomContext("interconnect", sysinfo::dump(sysinfo::to_json(record, sysinfo::Form::kCompact)));
+}
+}  // namespace
+
 void add_host_context(const std::string& mode) {
   auto add = [](const std::string& k, const std::string& v) { benchmark::AddCustomContext(k, v); };
   add("fabench_version", std::string(build_version()));
   add("mode", mode);
   add("host", local_host_name());
   add("kernel", kernel_release());
+  add_interconnect_context();
 }
 
 void add_fabric_context(const Context& ctx, const std::string& mode) {
@@ -74,6 +85,7 @@ void add_fabric_context(const Context& ctx, const std::string& mode) {
   add("numa_node", std::to_string(ctx.device().numa_node()));
   add("kernel", kernel_release());
   add("rdma_core", FABENCH_RDMA_CORE_VERSION);
+  add_interconnect_context();
 }
 
 }  // namespace fabench::harness
