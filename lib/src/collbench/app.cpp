@@ -61,9 +61,7 @@ std::optional<int> CollJob::before_launch(CLI::App& /*app*/) {
 }
 
 std::vector<std::string> CollJob::names() const {
-  std::vector<std::string> out;
-  for (const auto& s : specs_) out.push_back(s.name());
-  return out;
+  return world::names_of(specs_);
 }
 
 std::unique_ptr<world::Job> CollJob::set_up(const world::Rank& rank) {

@@ -31,9 +31,7 @@ void CongestJob::check_size(const ctrl::Bootstrap& boot) const {
 }
 
 std::vector<std::string> CongestJob::names() const {
-  std::vector<std::string> out;
-  for (const auto& b : benches_) out.push_back(b.name());
-  return out;
+  return world::names_of(benches_);
 }
 
 std::unique_ptr<world::Job> CongestJob::set_up(const world::Rank& rank) {

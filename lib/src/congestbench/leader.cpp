@@ -138,6 +138,10 @@ void CongestJob::report(benchmark::State& state, std::size_t index, const Phases
   state.counters["samples"] = static_cast<double>(iso.samples + load.samples);
   state.counters["congestor_GBps"] =  // per congestor, over its loaded phases
       ph.congestor_seconds > 0 ? static_cast<double>(ph.congestor_bytes) / ph.congestor_seconds / 1e9 : 0;
+  // The incast target's counters over the loaded phases (the N:1 check operators make).
+  for (const auto& [name, delta] : ph.counters.at(target_)) {
+    state.counters["target/" + name] = static_cast<double>(delta);
+  }
   state.counters["uncovered"] = ph.uncovered;
   state.counters["moved_ranks"] = static_cast<double>(moved.size());
   state.SetLabel(fmt::format("hot port: {}; p99 CIF by victim {}; counters moved: {}{}",

@@ -50,9 +50,7 @@ std::optional<int> EpJob::before_launch(CLI::App& /*app*/) {
 }
 
 std::vector<std::string> EpJob::names() const {
-  std::vector<std::string> out;
-  for (const auto& b : benches_) out.push_back(b.name());
-  return out;
+  return world::names_of(benches_);
 }
 
 std::unique_ptr<world::Job> EpJob::set_up(const world::Rank& rank) {

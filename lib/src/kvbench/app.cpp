@@ -75,9 +75,7 @@ void KvJob::check_size(const ctrl::Bootstrap& boot) const {
 }
 
 std::vector<std::string> KvJob::names() const {
-  std::vector<std::string> out;
-  for (const auto& b : benches_) out.push_back(b.name());
-  return out;
+  return world::names_of(benches_);
 }
 
 std::unique_ptr<world::Job> KvJob::set_up(const world::Rank& rank) {

@@ -134,6 +134,15 @@ class BenchmarkJob : public AppJob {
   int failures_ = 0;
 };
 
+// A job's names(): its benchmarks' name() in run order.
+template <class Bench>
+[[nodiscard]] std::vector<std::string> names_of(const std::vector<Bench>& benches) {
+  std::vector<std::string> out;
+  out.reserve(benches.size());
+  for (const auto& b : benches) out.push_back(b.name());
+  return out;
+}
+
 namespace detail {
 // add_options(app, c) of Cli's own namespace (found by argument-dependent lookup).
 template <class Cli>
