@@ -115,17 +115,22 @@ TEST_CASE("congest: summaries take the worse tail for each metric, CIF > 1 means
   const cg::Summary l = cg::summarize(lat, cg::Metric::kLatency);
   CHECK(l.samples == 1000);
   CHECK(l.mean == Approx(500.5));
+  CHECK(l.median == 500);
+  CHECK(l.tail90 == 900);
   CHECK(l.tail99 == 990);
   CHECK(l.tail999 == 999);
   const cg::Summary b = cg::summarize(lat, cg::Metric::kBandwidth);
-  CHECK(b.tail99 == 10);  // the lowest 1 %
+  CHECK(b.median == 500);
+  CHECK(b.tail90 == 100);  // the lowest 10 %
+  CHECK(b.tail99 == 10);   // the lowest 1 %
   CHECK(b.tail999 == 1);
-  cg::Summary iso{100, 2.0, 4.0, 5.0};
-  cg::Summary loaded{100, 3.0, 12.0, 20.0};
+  cg::Summary iso{.samples = 100, .mean = 2.0, .tail99 = 4.0, .tail999 = 5.0};
+  cg::Summary loaded{.samples = 100, .mean = 3.0, .tail99 = 12.0, .tail999 = 20.0};
   const cg::Cif lc = cg::cif(cg::Metric::kLatency, iso, loaded);
   CHECK(lc.mean == Approx(1.5));
   CHECK(lc.tail99 == Approx(3.0));
-  const cg::Cif bc = cg::cif(cg::Metric::kBandwidth, cg::Summary{100, 10.0, 8.0, 7.0}, cg::Summary{100, 5.0, 2.0, 1.0});
+  const cg::Cif bc = cg::cif(cg::Metric::kBandwidth, cg::Summary{.samples = 100, .mean = 10.0, .tail99 = 8.0},
+                                   cg::Summary{.samples = 100, .mean = 5.0, .tail99 = 2.0});
   CHECK(bc.mean == Approx(2.0));
   CHECK(bc.tail99 == Approx(4.0));
   CHECK(std::isnan(cg::cif(cg::Metric::kLatency, cg::Summary{}, loaded).mean));

@@ -73,6 +73,12 @@ for b in runs:
     assert not b.get("error_occurred"), b.get("error_message")
     label, behind, elsewhere = b["label"], b["behind_cif_p99"], b["elsewhere_cif_p99"]
     print(f'{sys.argv[1].split("/")[-1]} {b["name"]}: behind {behind:.2f} elsewhere {elsewhere:.2f}; {label[:60]}')
+    for phase in ("isolated", "loaded"):  # one-way latency percentiles, in order
+        tail = [b[f"{phase}_p{p}_us"] for p in ("50", "90", "99", "999")]
+        assert 0 < tail[0] <= tail[1] <= tail[2] <= tail[3], (phase, tail)
+    moved = sorted({k.split("/")[0] for k in b if k[0] == "r" and "/" in k and k.split("/")[0][1:].isdigit()})
+    # every rank whose counters moved has its deltas in the JSON (rR/NAME)
+    assert len(moved) == b["moved_ranks"], (moved, b["moved_ranks"])
     if sys.argv[2] == "hot":
         assert label.startswith("hot port: rxe1;"), label
         assert behind > 2 and behind >= 2 * elsewhere, (behind, elsewhere)

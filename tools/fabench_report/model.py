@@ -24,7 +24,8 @@ class Series:
 
 
 class Plot:
-    """x_scale log2 (sizes) or category (bar groups: one slot per bar series)."""
+    """x_scale log2 (sizes), log (a measured value: latency, GB/s) or category (bar groups: one
+    slot per bar series)."""
 
     def __init__(self, pid, title, x_label, y_label, x_scale="log2", y_scale="log"):
         self.id = pid

@@ -21,6 +21,8 @@ WR_RE = re.compile(r"^wr/(?P<dir>push|pull)/(?P<size>\d+)B/sge(?P<sge>\d+)/list(
 # fabench-ep (epbench/session.cpp): ep/MODEL/MODE/DTYPE/tTOKENS/SKEW, and --reference's floor.
 EP_RE = re.compile(r"^ep/(?P<model>[^/]+)/(?P<mode>normal|low-latency)/(?P<dtype>[a-z0-9]+)/t(?P<tokens>\d+)/"
                    r"(?P<skew>[^/]+)(?P<ref>/ref-write)?$")
+# fabench-congest (congestbench/session.hpp): congest/TEST/PATTERN[-N:1].
+CONGEST_RE = re.compile(r"^congest/(?P<test>latency|bandwidth)/(?P<pattern>[a-z-]+?)(?:-(?P<ratio>\d+):1)?$")
 
 
 def classify(binary, benches):
@@ -29,7 +31,7 @@ def classify(binary, benches):
         return binary[len("fabench-"):]
     keys = [b.key for b in benches]
     for kind, rxs in (("lat", (LAT_RE,)), ("bw", (BW_RE,)), ("coll", (COLL_RE,)), ("kv", (KV_RE, WR_RE)),
-                     ("ep", (EP_RE,))):
+                     ("ep", (EP_RE,)), ("congest", (CONGEST_RE,))):
         if keys and all(any(rx.match(k) for rx in rxs) for k in keys):
             return kind
     return "other"

@@ -9,6 +9,7 @@ import re
 import sys
 
 from .fmt import fmt_bytes
+from .model import log_ticks
 from .names import InputError
 
 LINESTYLES = ("-", "--", ":", "-.")
@@ -99,6 +100,12 @@ class Renderer:
             ax.xaxis.set_minor_locator(t.NullLocator())
             if lo == hi:
                 ax.set_xlim(2.0 ** (lo - 1), 2.0 ** (hi + 1))
+        elif plot.x_scale == "log":  # a measured value (fabench-congest's latency tails)
+            xs = [p[0] for s in plot.series for p in s.points if p[0] > 0]
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(t.FixedLocator(log_ticks(min(xs), max(xs))))
+            ax.xaxis.set_major_formatter(t.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_locator(t.NullLocator())
         elif plot.x_scale == "category":
             ax.set_xticks(range(len(plot.categories)), plot.categories, rotation=20, ha="right")
             ax.set_xlim(-0.6, len(plot.categories) - 0.4)

@@ -5,6 +5,7 @@ from .accept import ACCEPT_TABLE_MAX_N, AcceptSection
 from .bw import bw_section
 from .coll import coll_section
 from .comparison import compare_section
+from .congest import congest_section
 from .ep import ep_section
 from .generic import generic_section
 from .kv import kv_section
@@ -12,9 +13,11 @@ from .lat import lat_section
 from .load import group_runs
 from .names import PROG, slug
 
-SECTION_OF = {"lat": lat_section, "bw": bw_section, "coll": coll_section, "kv": kv_section, "ep": ep_section}
+SECTION_OF = {"lat": lat_section, "bw": bw_section, "coll": coll_section, "kv": kv_section, "ep": ep_section,
+              "congest": congest_section}
 KIND_TITLE = {"lat": "Latency", "bw": "Bandwidth and message rate", "coll": "Collectives",
-              "kv": "KV-cache transfers", "ep": "Expert parallelism: MoE dispatch and combine"}
+              "kv": "KV-cache transfers", "ep": "Expert parallelism: MoE dispatch and combine",
+              "congest": "Congestion impact"}
 
 
 class Report:

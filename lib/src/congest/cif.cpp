@@ -37,6 +37,8 @@ Summary summarize(std::vector<double> samples, Metric metric) {
   std::sort(samples.begin(), samples.end());
   s.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
   const bool low_is_worse = metric == Metric::kBandwidth;
+  s.median = nearest_rank(samples, 0.5);
+  s.tail90 = nearest_rank(samples, low_is_worse ? 0.1 : 0.9);
   s.tail99 = nearest_rank(samples, low_is_worse ? 0.01 : 0.99);
   s.tail999 = nearest_rank(samples, low_is_worse ? 0.001 : 0.999);
   return s;

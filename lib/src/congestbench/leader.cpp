@@ -26,6 +26,35 @@ void absorb_counters(const ctrl::Record& rec, congest::CounterDeltas& into) {
   }
 }
 
+// The figures of both phases: the mean and the percentiles on the worse side. Latency (us, one
+// way: half the round trip, as fabench-lat's write latency): pN is the Nth percentile; bandwidth
+// (GB/s): pN is the (100-N)th, so p99 is the worst 1 % as for latency.
+void put_summaries(benchmark::State& state, congest::Metric metric, const congest::Summary& iso,
+                   const congest::Summary& load) {
+  const bool lat = metric == congest::Metric::kLatency;
+  const char* unit = lat ? "_us" : "_GBps";
+  const char* tails[] = {"_p50", "_p90", "_p99", "_p999"};
+  for (const auto& [phase, sm] : {std::pair{"isolated", &iso}, std::pair{"loaded", &load}}) {
+    state.counters[fmt::format("{}{}", phase, unit)] = sm->mean;
+    const double values[] = {sm->median, sm->tail90, sm->tail99, sm->tail999};
+    for (std::size_t i = 0; i < std::size(tails); ++i) {
+      state.counters[fmt::format("{}{}{}", phase, tails[i], unit)] = values[i];
+    }
+  }
+}
+
+// Every rank's counter deltas that moved over the loaded phases, as rR/NAME, and the incast
+// target's as target/NAME whether they moved or not (the N:1 check operators make).
+void put_counter_deltas(benchmark::State& state, const std::vector<congest::CounterDeltas>& counters,
+                        std::uint32_t target) {
+  for (std::uint32_t r = 0; r < counters.size(); ++r) {
+    for (const auto& [name, delta] : counters[r]) {
+      if (delta != 0) state.counters[fmt::format("r{}/{}", r, name)] = static_cast<double>(delta);
+      if (r == target) state.counters["target/" + name] = static_cast<double>(delta);
+    }
+  }
+}
+
 }  // namespace
 
 std::string CongestJob::port_of(std::uint32_t rank) const {
@@ -125,12 +154,7 @@ void CongestJob::report(benchmark::State& state, std::size_t index, const Phases
   }
   const congest::Attribution a = congest::attribute(paths, receiving);
   const auto moved = congest::ranks_with_moved_counters(ph.counters);
-  const char* unit = metric == congest::Metric::kLatency ? "_us" : "_GBps";
-  state.counters[fmt::format("isolated{}", unit)] = iso.mean;
-  state.counters[fmt::format("isolated_p99{}", unit)] = iso.tail99;
-  state.counters[fmt::format("loaded{}", unit)] = load.mean;
-  state.counters[fmt::format("loaded_p99{}", unit)] = load.tail99;
-  state.counters[fmt::format("loaded_p999{}", unit)] = load.tail999;
+  put_summaries(state, metric, iso, load);
   state.counters["cif"] = all.mean;
   state.counters["cif_p99"] = all.tail99;
   state.counters["behind_cif_p99"] = a.behind_tail99;
@@ -138,10 +162,7 @@ void CongestJob::report(benchmark::State& state, std::size_t index, const Phases
   state.counters["samples"] = static_cast<double>(iso.samples + load.samples);
   state.counters["congestor_GBps"] =  // per congestor, over its loaded phases
       ph.congestor_seconds > 0 ? static_cast<double>(ph.congestor_bytes) / ph.congestor_seconds / 1e9 : 0;
-  // The incast target's counters over the loaded phases (the N:1 check operators make).
-  for (const auto& [name, delta] : ph.counters.at(target_)) {
-    state.counters["target/" + name] = static_cast<double>(delta);
-  }
+  put_counter_deltas(state, ph.counters, target_);
   state.counters["uncovered"] = ph.uncovered;
   state.counters["moved_ranks"] = static_cast<double>(moved.size());
   state.SetLabel(fmt::format("hot port: {}; p99 CIF by victim {}; counters moved: {}{}",

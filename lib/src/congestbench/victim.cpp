@@ -2,8 +2,9 @@
 // its successor in the same random ring, and each sample depends only on the path to that
 // successor (a victim behind a hot port slows itself and its predecessor, not the whole ring):
 //   latency    an 8 B ping (write with immediate) to the successor, which answers with an 8 B
-//              pong as soon as it sees it; one sample per round trip (GPCNeT's random-ring
-//              latency exchanges with both neighbours; a round trip to one keeps it per path)
+//              pong as soon as it sees it; one sample per round trip, half of it reported (one
+//              way, as fabench-lat's write latency; GPCNeT's random-ring latency exchanges with
+//              both neighbours; a round trip to one keeps it per path)
 //   bandwidth  8 x 128 KiB writes with immediate to the successor; the iteration ends when all
 //              8 are acknowledged; sample = 1 MiB / its time
 // Before it returns, a victim has answered (latency) or taken (bandwidth) everything its
@@ -161,7 +162,7 @@ PhaseResult run_victim(const world::World& w, VictimTest test, const congest::Ro
     if (!(lat ? v.ping(i, r) : v.stream(r))) return r;
     const std::uint64_t t1 = harness::now_ns();
     const double ns = static_cast<double>(t1 - t);
-    r.samples.push_back(lat ? ns / 1e3 : bytes / ns);  // us, or GB/s
+    r.samples.push_back(lat ? ns / 2e3 : bytes / ns);  // us one way, or GB/s
     t = t1;
   }
   r.seconds = static_cast<double>(t - t0) / 1e9;

@@ -27,6 +27,8 @@ enum class Metric : std::uint8_t { kLatency, kBandwidth };
 struct Summary {
   std::uint64_t samples = 0;
   double mean = 0;
+  double median = 0;
+  double tail90 = 0;   // latency: p90; bandwidth: p10 (the worst 10 %)
   double tail99 = 0;   // latency: p99; bandwidth: p1 (the worst 1 %)
   double tail999 = 0;  // latency: p99.9; bandwidth: p0.1
 };

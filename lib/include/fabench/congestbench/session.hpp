@@ -30,7 +30,7 @@ namespace fabench::congestbench {
 // GPCNeT's victim tests over a random ring of the victims, each toward the ring successor
 // (victim.cpp): a sample depends on the path to the successor alone.
 enum class VictimTest : std::uint8_t {
-  kLatency,    // 8 B ping and pong with the successor: one sample per round trip
+  kLatency,    // 8 B ping and pong with the successor: one sample (half the round trip) per round trip
   kBandwidth,  // 8 x 128 KiB writes with immediate to the successor, all acknowledged: one sample
 };
 
@@ -111,7 +111,7 @@ struct PhaseResult {
   bool control_event = false;
   bool channel_closed = false;
   std::size_t channel_index = 0;
-  std::vector<double> samples;  // victims: us per iteration (latency), GB/s (bandwidth)
+  std::vector<double> samples;  // victims: us one way per iteration (latency), GB/s (bandwidth)
   double seconds = 0;           // the phase's loop
   std::uint64_t ops = 0;        // congestors: operations completed
   std::uint64_t bytes = 0;
