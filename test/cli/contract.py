@@ -38,7 +38,7 @@ BAD = [
     ("congest", ["--pattern", "storm"], "--pattern: unknown congestor pattern \"storm\""),
     ("congest", ["--congestors", "1.5"], "--congestors 1.5: a fraction of the ranks, between 0 and 1"),
     ("congest", ["--pattern", "all-to-all", "--ratio", "4:1"], "--ratio goes with incast and put-incast, not all-to-all"),
-    ("congest", ["--test", "jitter"], "unknown victim test \"jitter\" (latency, bandwidth)"),
+    ("congest", ["--test", "jitter"], "unknown victim test \"jitter\" (latency, bandwidth, allreduce)"),
     ("congest", ["--congestor-size", "0"], "--congestor-size 0: from 1 to 64M"),
     ("accept", ["--plan", "--nodes", "4", "--max-p99-us", "5"], "--max-p99-us does not apply to --plan"),
     ("accept", ["--plan", "--nodes", "4", "--min-bw-fraction", "0.5"], "--min-bw-fraction does not apply to --plan"),

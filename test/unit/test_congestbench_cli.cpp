@@ -1,4 +1,7 @@
 // fabench-congest's command line: the benchmarks, the roles and the bad inputs it refuses.
+#include <algorithm>
+#include <map>
+
 #include <catch2/catch.hpp>
 
 #include "fabench/base/error.hpp"
@@ -19,7 +22,9 @@ TEST_CASE("fabench-congest: one benchmark per victim test and pattern, in flag o
   CHECK(names_of(c) == std::vector<std::string>{
                            "congest/latency/incast", "congest/latency/put-incast", "congest/latency/get-broadcast",
                            "congest/latency/all-to-all", "congest/bandwidth/incast", "congest/bandwidth/put-incast",
-                           "congest/bandwidth/get-broadcast", "congest/bandwidth/all-to-all"});
+                           "congest/bandwidth/get-broadcast", "congest/bandwidth/all-to-all",
+                           "congest/allreduce/incast", "congest/allreduce/put-incast", "congest/allreduce/get-broadcast",
+                           "congest/allreduce/all-to-all"});
   c.tests = "bandwidth";
   c.patterns = "incast";
   c.ratio = "3:1";
@@ -27,6 +32,7 @@ TEST_CASE("fabench-congest: one benchmark per victim test and pattern, in flag o
   CHECK(cb::build_benches(c).front().senders == 3);
   CHECK(cb::victim_iterations(c, cb::VictimTest::kBandwidth) == 200);
   CHECK(cb::victim_iterations(c, cb::VictimTest::kLatency) == 2000);
+  CHECK(cb::victim_iterations(c, cb::VictimTest::kAllReduce) == 1000);
   c.iters = 7;
   CHECK(cb::victim_iterations(c, cb::VictimTest::kLatency) == 7);
   CHECK(cb::congestor_bytes(c) == 4096);
@@ -41,7 +47,7 @@ TEST_CASE("fabench-congest: bad flags are one-line user errors", "[congest][cli]
   CHECK_THROWS_WITH(cb::build_benches(c), Contains("--ratio goes with incast and put-incast, not all-to-all"));
   c = {};
   c.tests = "latency,jitter";
-  CHECK_THROWS_WITH(cb::build_benches(c), Contains("unknown victim test \"jitter\""));
+  CHECK_THROWS_WITH(cb::build_benches(c), Contains("unknown victim test \"jitter\" (latency, bandwidth, allreduce)"));
   c = {};
   c.patterns = "incast,nope";
   CHECK_THROWS_AS(cb::build_benches(c), UserError);
@@ -65,4 +71,29 @@ TEST_CASE("fabench-congest: roles by shuffle or by name, the same on every rank"
   CHECK(n.victims == std::vector<std::uint32_t>{0, 4, 5});
   c.congestor_ranks = "0-4";  // one victim left: no ring
   CHECK_THROWS_AS(cb::roles_of(c, 6), fabench::UserError);
+}
+
+TEST_CASE("fabench-congest: the victims' all-reduce speaks world ranks, and every write is expected", "[congest]") {
+  const auto roles = fabench::congest::named_roles(8, std::vector<std::uint32_t>{1, 2, 3});  // victims 0,4,5,6,7
+  REQUIRE(roles.victims == std::vector<std::uint32_t>{0, 4, 5, 6, 7});
+  std::map<std::uint32_t, fabench::coll::Schedule> by_rank;
+  for (const auto v : roles.victims) by_rank.emplace(v, cb::victims_allreduce(roles, v));
+  for (const auto& [rank, s] : by_rank) {
+    CHECK(s.nranks == 5);
+    CHECK(roles.victims.at(s.rank) == rank);
+    CHECK(s.input_bytes == cb::kAllReduceFloats * sizeof(float));
+    for (std::size_t k = 0; k < s.num_steps(); ++k) {
+      for (const auto& t : s.step(k).writes) {
+        INFO("rank " << rank << " step " << k << " writes to " << t.dst_rank);
+        REQUIRE(roles.is_victim(t.dst_rank));
+        CHECK(t.dst_rank != rank);
+        // the receiver expects this sender in the same step as often as it writes there
+        const auto& to = by_rank.at(t.dst_rank).step(k);
+        const auto writes = std::count_if(s.step(k).writes.begin(), s.step(k).writes.end(),
+                                          [&](const auto& w) { return w.dst_rank == t.dst_rank; });
+        CHECK(std::count(to.expect_from.begin(), to.expect_from.end(), rank) == writes);
+      }
+    }
+  }
+  CHECK_THROWS_AS(cb::victims_allreduce(roles, 2), fabench::RunError);  // a congestor
 }

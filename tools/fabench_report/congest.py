@@ -11,7 +11,8 @@ from .names import CONGEST_RE
 
 # fabench-congest's percentile counters (worse side) and the share of samples beyond each.
 TAILS = (("_p50", "p50", 50.0), ("_p90", "p90", 10.0), ("_p99", "p99", 1.0), ("_p999", "p99.9", 0.1))
-UNIT = {"latency": ("_us", "µs"), "bandwidth": ("_GBps", "GB/s")}
+UNIT = {"latency": ("_us", "µs"), "bandwidth": ("_GBps", "GB/s"), "allreduce": ("_us", "µs")}
+X_LABEL = {"latency": "victim latency, one way", "bandwidth": "victim bandwidth", "allreduce": "victim all-reduce, per call"}
 
 
 def pattern_of(m):
@@ -53,8 +54,8 @@ def cif_plot(sec, runs, test, items):
 def tail_plot(sec, runs, m, items):
     test = m["test"]
     suffix, unit = UNIT[test]
-    worse = "slower than" if test == "latency" else "below"
-    x_label = f"victim {'latency, one way' if test == 'latency' else 'bandwidth'} ({unit})"
+    worse = "below" if test == "bandwidth" else "slower than"
+    x_label = f"{X_LABEL[test]} ({unit})"
     plot = Plot(f"{sec.id}-{test}-{pattern_of(m).replace(' ', '-').replace(':', '-')}-tail",
                 f"{test} victims, {pattern_of(m)}: tail alone and loaded", x_label,
                 f"samples {worse} the value (%)", x_scale="log")
@@ -76,7 +77,7 @@ def tail_plot(sec, runs, m, items):
 def congest_section(runs, sid, title):
     sec = Section(sid, title, "congest", runs)
     good, other = parsed(runs, CONGEST_RE)
-    for test in ("latency", "bandwidth"):
+    for test in ("latency", "bandwidth", "allreduce"):
         items = [(r, b, m) for r, b, m in good if m["test"] == test]
         if not items:
             continue
@@ -91,5 +92,5 @@ def congest_section(runs, sid, title):
     collect_failed(sec, runs)
     sec.table = values_table(runs, ("cif", "cif_p99", "behind_cif_p99", "elsewhere_cif_p99", "isolated_us",
                                     "loaded_us", "isolated_GBps", "loaded_GBps", "congestor_GBps", "moved_ranks",
-                                    "uncovered", "samples"), other)
+                                    "uncovered", "samples", "wrong"), other)
     return sec

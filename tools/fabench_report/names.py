@@ -22,7 +22,7 @@ WR_RE = re.compile(r"^wr/(?P<dir>push|pull)/(?P<size>\d+)B/sge(?P<sge>\d+)/list(
 EP_RE = re.compile(r"^ep/(?P<model>[^/]+)/(?P<mode>normal|low-latency)/(?P<dtype>[a-z0-9]+)/t(?P<tokens>\d+)/"
                    r"(?P<skew>[^/]+)(?P<ref>/ref-write)?$")
 # fabench-congest (congestbench/session.hpp): congest/TEST/PATTERN[-N:1].
-CONGEST_RE = re.compile(r"^congest/(?P<test>latency|bandwidth)/(?P<pattern>[a-z-]+?)(?:-(?P<ratio>\d+):1)?$")
+CONGEST_RE = re.compile(r"^congest/(?P<test>latency|bandwidth|allreduce)/(?P<pattern>[a-z-]+?)(?:-(?P<ratio>\d+):1)?$")
 
 
 def classify(binary, benches):

@@ -25,11 +25,14 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--target", c.target, "The incast target, a congestor (default: the lowest congestor rank)");
   app.add_option("--congestor-size", c.congestor_size, "Bytes per congestor operation (default 4K, GPCNeT's)")
       ->type_name("SIZE");
-  app.add_option("--test", c.tests, "Victim tests: latency (8 B ring), bandwidth (128 KiB x 8 ring), a list")
+  app.add_option("--test", c.tests,
+                 "Victim tests: latency (8 B ring), bandwidth (128 KiB x 8 ring), allreduce (8 B, every victim), "
+                 "a list (default all three)")
       ->type_name("LIST");
   app.add_option("--rounds", c.rounds, "Isolated and loaded phases per pattern, interleaved (default 3)")
       ->check(harness::whole_number("--rounds", 1, 1000));
-  app.add_option("-n,--iters", c.iters, "Victim iterations per phase (default 2000 latency, 200 bandwidth)")
+  app.add_option("-n,--iters", c.iters,
+                 "Victim iterations per phase (default 2000 latency, 200 bandwidth, 1000 allreduce)")
       ->check(harness::whole_number("-n", 1, std::numeric_limits<std::int32_t>::max()));
   app.add_option("--ramp-ms", c.ramp_ms, "Loaded phases: victims start this long after the congestors (default 50)")
       ->check(harness::whole_number("--ramp-ms", 0, 60'000));
@@ -61,7 +64,8 @@ std::vector<CongestBench> build_benches(const Cli& c) {
   const auto tests = harness::parse_list<VictimTest>(c.tests, "--test", [](const std::string& s) {
     if (s == "latency") return VictimTest::kLatency;
     if (s == "bandwidth") return VictimTest::kBandwidth;
-    throw UsageError(fmt::format("unknown victim test \"{}\" (latency, bandwidth)", s));
+    if (s == "allreduce") return VictimTest::kAllReduce;
+    throw UsageError(fmt::format("unknown victim test \"{}\" (latency, bandwidth, allreduce)", s));
   });
   (void)congestor_bytes(c);
   std::vector<CongestBench> out;
@@ -87,7 +91,12 @@ std::uint64_t congestor_bytes(const Cli& c) {
 
 std::uint64_t victim_iterations(const Cli& c, VictimTest t) {
   if (c.iters > 0) return c.iters;
-  return t == VictimTest::kLatency ? 2000 : 200;
+  switch (t) {
+    case VictimTest::kLatency: return 2000;
+    case VictimTest::kBandwidth: return 200;
+    case VictimTest::kAllReduce: return 1000;
+  }
+  return 1;
 }
 
 }  // namespace fabench::congestbench

@@ -27,7 +27,8 @@ void absorb_counters(const ctrl::Record& rec, congest::CounterDeltas& into) {
 }
 
 // The figures of both phases: the mean and the percentiles on the worse side. Latency (us, one
-// way: half the round trip, as fabench-lat's write latency): pN is the Nth percentile; bandwidth
+// way: half the round trip, as fabench-lat's write latency) and all-reduce (us per call): pN is
+// the Nth percentile; bandwidth
 // (GB/s): pN is the (100-N)th, so p99 is the worst 1 % as for latency.
 void put_summaries(benchmark::State& state, congest::Metric metric, const congest::Summary& iso,
                    const congest::Summary& load) {
@@ -91,6 +92,7 @@ bool CongestJob::phase(world::Leader& driver, std::size_t index, bool loaded, st
       into.insert(into.end(), samples.begin(), samples.end());
       longest_victim = std::max(longest_victim, s);
       if (loaded && ramp_s + s > window_s_) ++ph.uncovered;
+      ph.wrong += rec.u64("wrong");
     } else if (loaded) {
       ph.congestor_ops += rec.u64("ops");
       ph.congestor_bytes += rec.u64("bytes");
@@ -122,16 +124,12 @@ void CongestJob::bench(benchmark::State& state, std::size_t index, world::Leader
   report(state, index, ph);
 }
 
-void CongestJob::report(benchmark::State& state, std::size_t index, const Phases& ph) {
-  const CongestBench& b = benches_.at(index);
-  const auto metric = b.test == VictimTest::kLatency ? congest::Metric::kLatency : congest::Metric::kBandwidth;
-  const congest::Summary iso = congest::summarize(pooled(ph.isolated), metric);
-  const congest::Summary load = congest::summarize(pooled(ph.loaded), metric);
-  const congest::Cif all = congest::cif(metric, iso, load);
-  // One path per victim and round (the round's ring gives its successor); the label shows each
-  // victim's samples over all its paths.
+// One path per victim and round (the round's ring gives its successor), and the port their CIF
+// points at; `per_victim` gets each victim's CIF over all its samples ("0@rxe0:1.23"). The
+// all-reduce has no path of its own (every call crosses every victim's): no port.
+congest::Attribution CongestJob::attribution(const CongestBench& b, congest::Metric metric, const Phases& ph,
+                                             std::vector<std::string>& per_victim) const {
   std::vector<congest::VictimCif> paths;
-  std::vector<std::string> per_victim;
   for (const std::uint32_t v : roles_.victims) {
     std::vector<double> iso_v, load_v;
     for (std::uint32_t round = 0; round < c_.rounds; ++round) {
@@ -147,31 +145,47 @@ void CongestJob::report(benchmark::State& state, std::size_t index, const Phases
     const congest::Cif c = congest::cif(metric, congest::summarize(iso_v, metric), congest::summarize(load_v, metric));
     per_victim.push_back(fmt::format("{}@{}:{:.2f}", v, port_of(v), c.tail99));
   }
+  if (b.test == VictimTest::kAllReduce) return {};
   std::vector<std::string> receiving;
   for (const std::uint32_t r :
        congest::receiving_ranks(congest::congestor_flows(b.pattern, roles_, target_, b.senders))) {
     receiving.push_back(port_of(r));
   }
-  const congest::Attribution a = congest::attribute(paths, receiving);
+  return congest::attribute(paths, receiving);
+}
+
+void CongestJob::report(benchmark::State& state, std::size_t index, const Phases& ph) {
+  const CongestBench& b = benches_.at(index);
+  const auto metric = b.test == VictimTest::kBandwidth ? congest::Metric::kBandwidth : congest::Metric::kLatency;
+  const congest::Summary iso = congest::summarize(pooled(ph.isolated), metric);
+  const congest::Summary load = congest::summarize(pooled(ph.loaded), metric);
+  const congest::Cif all = congest::cif(metric, iso, load);
+  std::vector<std::string> per_victim;
+  const congest::Attribution a = attribution(b, metric, ph, per_victim);
   const auto moved = congest::ranks_with_moved_counters(ph.counters);
   put_summaries(state, metric, iso, load);
   state.counters["cif"] = all.mean;
   state.counters["cif_p99"] = all.tail99;
-  state.counters["behind_cif_p99"] = a.behind_tail99;
-  state.counters["elsewhere_cif_p99"] = a.elsewhere_tail99;
+  if (b.test != VictimTest::kAllReduce) {
+    state.counters["behind_cif_p99"] = a.behind_tail99;
+    state.counters["elsewhere_cif_p99"] = a.elsewhere_tail99;
+  }
   state.counters["samples"] = static_cast<double>(iso.samples + load.samples);
   state.counters["congestor_GBps"] =  // per congestor, over its loaded phases
       ph.congestor_seconds > 0 ? static_cast<double>(ph.congestor_bytes) / ph.congestor_seconds / 1e9 : 0;
   put_counter_deltas(state, ph.counters, target_);
   state.counters["uncovered"] = ph.uncovered;
+  if (b.test == VictimTest::kAllReduce) state.counters["wrong"] = static_cast<double>(ph.wrong);
   state.counters["moved_ranks"] = static_cast<double>(moved.size());
+  const bool ring = b.test != VictimTest::kAllReduce;
   state.SetLabel(fmt::format("hot port: {}; p99 CIF by victim {}; counters moved: {}{}",
-                             a.hot_port.empty() ? "none" : a.hot_port, fmt::join(per_victim, " "),
+                             !ring ? "n/a (all-reduce)" : a.hot_port.empty() ? "none" : a.hot_port, fmt::join(per_victim, " "),
                              moved.empty() ? "none" : "ranks " + congest::rank_ranges(moved),
                              ph.uncovered > 0 ? fmt::format("; {} loaded victim phase(s) outlasted the congestors",
                                                             ph.uncovered)
                                               : ""));
   if (iso.samples == 0 || load.samples == 0) fail(state, "a phase gave no victim samples");
+  if (ph.wrong > 0) fail(state, fmt::format("all-reduce: {} output element(s) not the exact sum", ph.wrong));
 }
 
 }  // namespace fabench::congestbench

@@ -7,7 +7,14 @@
 
 namespace fabench::congestbench {
 
-std::string_view test_name(VictimTest t) { return t == VictimTest::kLatency ? "latency" : "bandwidth"; }
+std::string_view test_name(VictimTest t) {
+  switch (t) {
+    case VictimTest::kLatency: return "latency";
+    case VictimTest::kBandwidth: return "bandwidth";
+    case VictimTest::kAllReduce: return "allreduce";
+  }
+  return "?";
+}
 
 std::string CongestBench::name() const {
   const std::string ratio = senders > 0 ? fmt::format("-{}:1", senders) : std::string();
@@ -70,6 +77,9 @@ void Session::prepare(std::size_t bench, const world::Params& params) {
   round_ = static_cast<std::uint32_t>(std::stoul(param(params, "round")));
   seq_ = std::stoull(param(params, "seq"));
   window_ = std::chrono::milliseconds(std::stoll(param(params, "window_ms")));
+  if (benches_.at(bench).test == VictimTest::kAllReduce && options_.roles.is_victim(boot_.rank()) && !allreduce_) {
+    allreduce_ = make_allreduce(*world_, options_.roles);
+  }
 }
 
 world::RankReport Session::run(std::uint64_t iterations, const world::Watch& watch) {
@@ -86,7 +96,7 @@ world::RankReport Session::run(std::uint64_t iterations, const world::Watch& wat
   spec.flag_offset = Layout::flag(options_.congestor_bytes);
   PhaseResult r;
   if (victim) {
-    r = run_victim(*world_, b.test, options_.roles, options_.seed, iterations, spec, watch);
+    r = run_victim(*world_, b.test, options_.roles, options_.seed, iterations, spec, watch, allreduce_.get());
   } else if (loaded_) {
     const auto flows = congest::congestor_flows(b.pattern, options_.roles, options_.target, b.senders);
     r = run_congestor(*world_, flows, options_.congestor_bytes, options_.flow_window, spec, watch);
@@ -99,7 +109,8 @@ world::RankReport Session::run(std::uint64_t iterations, const world::Watch& wat
       .set_f64("seconds", r.seconds)
       .set_list("samples", std::move(r.samples))
       .set_u64("ops", r.ops)
-      .set_u64("bytes", r.bytes);
+      .set_u64("bytes", r.bytes)
+      .set_u64("wrong", r.wrong);
   add_counter_deltas(out.record, before, harness::read_port_counters(options_.device, options_.port));
   return out;
 }

@@ -10,14 +10,17 @@
 // Before it returns, a victim has answered (latency) or taken (bandwidth) everything its
 // predecessor sent in the phase, so no arrival is left for the next one. In a loaded phase each
 // victim then tells the lowest victim it is done, and the lowest, once all are, raises every
-// congestor's stop flag: the congestors run until the slowest victim's last sample.
+// congestor's stop flag: the congestors run until the slowest victim's last sample. The
+// all-reduce victim runs fabench-coll's executor over the victims (run_allreduce).
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "fabench/base/error.hpp"
 #include "fabench/harness/wait.hpp"
 #include "fabench/world/poll.hpp"
 #include "wait.hpp"
@@ -69,10 +72,10 @@ class Victim {
     return wait(r, "the acknowledgement of its done", [&] { return outstanding_ == 0; });
   }
 
-  // The lowest victim, once every other victim said done: `seq` into every congestor's stop
+  // The lowest victim, once `others` other victims said done: `seq` into every congestor's stop
   // flag (a plain write), completed.
-  bool raise_stop(const congest::Roles& roles, std::uint64_t seq, std::uint64_t flag, PhaseResult& r) {
-    const std::uint64_t others = roles.victims.size() - 1;
+  bool raise_stop(const congest::Roles& roles, std::uint64_t others, std::uint64_t seq, std::uint64_t flag,
+                  PhaseResult& r) {
     if (!wait(r, "the other victims' done", [&] { return dones_ >= others; })) return false;
     dones_ -= others;
     const auto& congestors = roles.congestors;
@@ -145,16 +148,69 @@ class Victim {
   std::array<ibv_wc, 32> wcs_{};
 };
 
+// The all-reduce victim: `iterations` timed calls and one more, untimed: when the lowest victim
+// has finished it, every victim has finished the timed ones (a call needs every victim's
+// input), so the lowest raises the stop flags with no "done" messages (whose immediates the
+// executor would take for its own). The output of the last call is checked.
+void run_allreduce(collbench::Executor& exec, std::uint64_t iterations, const world::Watch& watch, PhaseResult& r) {
+  for (std::uint64_t i = 0; i <= iterations; ++i) {
+    const collbench::ExecResult e = exec.run(1, watch);
+    if (!e.ok) {
+      r.ok = false;
+      r.error = e.error;
+      r.control_event = e.control_event;
+      r.channel_closed = e.channel_closed;
+      r.channel_index = e.channel_index;
+      return;
+    }
+    if (i < iterations) r.samples.push_back(e.seconds * 1e6);
+    r.seconds += e.seconds;
+  }
+  const std::uint64_t n = exec.schedule().nranks;
+  const auto expected = static_cast<float>(n * (n + 1) / 2);  // sum of index + 1: exact in f32
+  std::array<float, kAllReduceFloats> out{};
+  std::memcpy(out.data(), exec.last_output(), sizeof out);
+  for (const float x : out) r.wrong += x != expected ? 1 : 0;
+}
+
 }  // namespace
 
+coll::Schedule victims_allreduce(const congest::Roles& roles, std::uint32_t rank) {
+  const auto& v = roles.victims;
+  const auto me = static_cast<std::uint32_t>(std::find(v.begin(), v.end(), rank) - v.begin());
+  if (me == v.size()) throw RunError(fmt::format("fabench-congest: rank {} is not a victim", rank));
+  coll::Schedule s = coll::build_schedule(coll::Collective::kAllReduce, coll::Algorithm::kRecursiveDoubling,
+                                          static_cast<std::uint32_t>(v.size()), me, kAllReduceFloats, sizeof(float));
+  for (auto& t : s.writes) t.dst_rank = v.at(t.dst_rank);  // victim index -> world rank
+  for (auto& from : s.expect_from) from = v.at(from);
+  return s;
+}
+
+std::unique_ptr<collbench::Executor> make_allreduce(const world::World& w, const congest::Roles& roles) {
+  coll::Schedule s = victims_allreduce(roles, w.rank());
+  const auto index = static_cast<float>(s.rank);
+  auto exec = std::make_unique<collbench::Executor>(w, std::move(s), coll::DType::kF32, coll::ReduceOp::kSum,
+                                                    collbench::ExecOptions{});
+  const std::array<float, kAllReduceFloats> in{index + 1, index + 1};
+  std::memcpy(exec->input(), in.data(), sizeof in);
+  return exec;
+}
+
 PhaseResult run_victim(const world::World& w, VictimTest test, const congest::Roles& roles, std::uint64_t seed,
-                       std::uint64_t iterations, const PhaseSpec& phase, const world::Watch& watch) {
+                       std::uint64_t iterations, const PhaseSpec& phase, const world::Watch& watch,
+                       collbench::Executor* allreduce) {
   const congest::Ring ring(roles.victims, seed, phase.round);
   const bool lat = test == VictimTest::kLatency;
   Victim v(w, {ring.next_of(w.rank()), ring.prev_of(w.rank())}, lat, watch);
   PhaseResult r;
   if (phase.ramp.count() > 0) std::this_thread::sleep_for(phase.ramp);
   r.samples.reserve(iterations);
+  const std::uint32_t lowest = roles.victims.front();
+  if (test == VictimTest::kAllReduce) {
+    run_allreduce(*allreduce, iterations, watch, r);
+    if (r.ok && phase.loaded && w.rank() == lowest) (void)v.raise_stop(roles, 0, phase.seq, phase.flag_offset, r);
+    return r;
+  }
   const double bytes = static_cast<double>(kBandwidthBytes * kBandwidthWindow);
   const std::uint64_t t0 = harness::now_ns();
   std::uint64_t t = t0;
@@ -168,8 +224,8 @@ PhaseResult run_victim(const world::World& w, VictimTest test, const congest::Ro
   r.seconds = static_cast<double>(t - t0) / 1e9;
   if (!v.finish(lat ? iterations : iterations * kBandwidthWindow, r)) return r;
   if (phase.loaded) {
-    const std::uint32_t lowest = roles.victims.front();
-    (void)(w.rank() == lowest ? v.raise_stop(roles, phase.seq, phase.flag_offset, r) : v.report_done(lowest, r));
+    const std::uint64_t others = roles.victims.size() - 1;
+    (void)(w.rank() == lowest ? v.raise_stop(roles, others, phase.seq, phase.flag_offset, r) : v.report_done(lowest, r));
   }
   return r;
 }

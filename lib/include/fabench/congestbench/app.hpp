@@ -26,9 +26,9 @@ struct Cli {
   std::string ratio;  // --ratio N:1 (incast)
   std::optional<std::uint32_t> target;
   std::string congestor_size = "4K";
-  std::string tests = "latency,bandwidth";
+  std::string tests = "latency,bandwidth,allreduce";
   std::uint32_t rounds = 3;
-  std::uint64_t iters = 0;  // -n: victim iterations per phase (0: 2000 latency, 200 bandwidth)
+  std::uint64_t iters = 0;  // -n: victim iterations per phase (0: 2000 latency, 200 bandwidth, 1000 allreduce)
   std::uint32_t ramp_ms = 50;
   double slack = 20;  // congestors' bound: this many times the isolated phase + 1 s, within [--timeout, 2 x --timeout]
   std::uint64_t seed = 1;
@@ -51,6 +51,7 @@ struct Phases {
   std::uint64_t congestor_ops = 0, congestor_bytes = 0;
   double congestor_seconds = 0;  // summed over congestors and phases
   std::uint32_t uncovered = 0;   // loaded victim phases that outlasted the congestors' bound
+  std::uint64_t wrong = 0;       // all-reduce output elements not the exact sum, every phase
   double isolated_s = 0;         // the last isolated phase's longest victim
   double seconds = 0;            // every phase's longest rank, summed
 };
@@ -70,6 +71,8 @@ class CongestJob final : public world::CliJob<Cli> {
   bool phase(world::Leader& driver, std::size_t index, bool loaded, std::uint32_t round, Phases& ph,
              std::string& error);
   void report(benchmark::State& state, std::size_t index, const Phases& ph);
+  [[nodiscard]] congest::Attribution attribution(const CongestBench& b, congest::Metric metric, const Phases& ph,
+                                                 std::vector<std::string>& per_victim) const;
   [[nodiscard]] std::string port_of(std::uint32_t rank) const;
 
   std::vector<CongestBench> benches_;

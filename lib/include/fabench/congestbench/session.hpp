@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "fabench/collbench/executor.hpp"
 #include "fabench/congest/flows.hpp"
 #include "fabench/congest/roles.hpp"
 #include "fabench/ctrl/bootstrap.hpp"
@@ -27,14 +28,16 @@
 
 namespace fabench::congestbench {
 
-// GPCNeT's victim tests over a random ring of the victims, each toward the ring successor
-// (victim.cpp): a sample depends on the path to the successor alone.
+// GPCNeT's victim tests (victim.cpp). Latency and bandwidth over a random ring of the victims,
+// each toward the ring successor: a sample depends on the path to the successor alone. The
+// all-reduce over every victim at once (fabench-coll's executor, recursive doubling).
 enum class VictimTest : std::uint8_t {
   kLatency,    // 8 B ping and pong with the successor: one sample (half the round trip) per round trip
   kBandwidth,  // 8 x 128 KiB writes with immediate to the successor, all acknowledged: one sample
+  kAllReduce,  // an 8 B (2 x f32, sum) all-reduce of the victims: one sample (its time) per call
 };
 
-[[nodiscard]] std::string_view test_name(VictimTest t);  // "latency", "bandwidth"
+[[nodiscard]] std::string_view test_name(VictimTest t);  // "latency", "bandwidth", "allreduce"
 
 struct CongestBench {
   VictimTest test = VictimTest::kLatency;
@@ -61,6 +64,7 @@ struct SessionOptions {
 
 // Sizes of the victim tests.
 inline constexpr std::uint64_t kLatencyBytes = 8;
+inline constexpr std::uint64_t kAllReduceFloats = 2;  // 8 B, GPCNeT's
 inline constexpr std::uint64_t kBandwidthBytes = 128 * 1024;
 inline constexpr std::uint32_t kBandwidthWindow = 8;
 
@@ -83,6 +87,7 @@ class Session final : public world::Job {
   std::vector<CongestBench> benches_;
   SessionOptions options_;
   std::unique_ptr<world::World> world_;
+  std::unique_ptr<collbench::Executor> allreduce_;  // a victim's, built with the first all-reduce benchmark
   // The prepared phase.
   std::size_t bench_ = 0;
   bool loaded_ = false;
@@ -111,7 +116,8 @@ struct PhaseResult {
   bool control_event = false;
   bool channel_closed = false;
   std::size_t channel_index = 0;
-  std::vector<double> samples;  // victims: us one way per iteration (latency), GB/s (bandwidth)
+  std::vector<double> samples;  // victims: us one way per iteration (latency), GB/s (bandwidth), us per call
+  std::uint64_t wrong = 0;      // all-reduce: output elements not equal to the exact sum
   double seconds = 0;           // the phase's loop
   std::uint64_t ops = 0;        // congestors: operations completed
   std::uint64_t bytes = 0;
@@ -127,11 +133,18 @@ struct PhaseSpec {
   std::uint64_t flag_offset = 0;         // Layout::flag()
 };
 
-// The victim ring test for `iterations` iterations; then, loaded, the lowest victim raises
-// every congestor's stop flag.
+// The victim test for `iterations` iterations (the all-reduce on `allreduce`, which every
+// victim has); then, loaded, the lowest victim raises every congestor's stop flag.
 [[nodiscard]] PhaseResult run_victim(const world::World& w, VictimTest test, const congest::Roles& roles,
                                      std::uint64_t seed, std::uint64_t iterations, const PhaseSpec& phase,
-                                     const world::Watch& watch);
+                                     const world::Watch& watch, collbench::Executor* allreduce);
+// The victims' all-reduce (recursive doubling, kAllReduceFloats f32) as world rank `rank` (a
+// victim; RunError otherwise) runs it: built for the victims' indices (Schedule::rank is the
+// index), peers mapped to world ranks.
+[[nodiscard]] coll::Schedule victims_allreduce(const congest::Roles& roles, std::uint32_t rank);
+// A victim's all-reduce executor on that schedule, its input the victim's index + 1 in every
+// element (the output, the sum over victims, is exact in f32).
+[[nodiscard]] std::unique_ptr<collbench::Executor> make_allreduce(const world::World& w, const congest::Roles& roles);
 // This congestor's flows of `flows` until its stop flag says phase.seq (or phase.window has
 // passed), then its operations drained.
 [[nodiscard]] PhaseResult run_congestor(const world::World& w, const std::vector<congest::Flow>& flows,
