@@ -4,11 +4,14 @@
 #   tools/softroce-vm --wire -- bench/compare/congest_iso.sh [--pairs 3]
 # fabench-congest runs 4 ranks (even ranks on rxe0, odd on rxe1; congestors 2,3, victims 0 and
 # 1), so its isolated phase is two victims, each toward the other: 8 B ping-pongs in both
-# directions at once (latency), 8 x 128 KiB writes in both directions (bandwidth). The same
-# traffic from the point-to-point tools: two fabench-lat at once (rxe0 -> rxe1 and rxe1 ->
-# rxe0, write, 8 B) and fabench-bw -b (write, 128 KiB, 8 in flight). Only the isolated phases
-# are compared (the loaded ones run, put-incast 3 -> 2, and are ignored). Prints a markdown
-# table (congest_iso_table.py): medians over the pairs and the ratio congest / tool per pair.
+# directions at once (latency), 8 x 128 KiB writes in both directions (bandwidth). From the
+# point-to-point tools: one fabench-lat (8 B, rxe0 -> rxe1: one flow; write, polling memory,
+# and send, taking a receive completion as the victims' writes with immediate do), two at once
+# (write, one each way: the victims' two flows, but four busy processes where the victims are
+# two), and
+# fabench-bw -b (write, 128 KiB, 8 in flight, both ways). Only the isolated phases are compared
+# (the loaded ones run, put-incast 3 -> 2, and are ignored). Prints a markdown table
+# (congest_iso_table.py): medians over the pairs and the ratio congest / tool per pair.
 set -euo pipefail
 prog=congest_iso.sh
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +65,16 @@ congest() {  # NAME TEST ITERS
     echo "$prog: $1 failed (see $out/$1.out)" >&2; failed=1; }
 }
 
+lat_one() {  # NAME OP TAG: one fabench-lat, rxe0 -> rxe1
+  local s
+  "$bench/fabench-lat" -d "$DEV1" -p 18610 -x "$GID" --timeout 60 --once >"$out/$1.s$3.out" 2>&1 & s=$!
+  wait_listen 18610 $s "$out/$1.s$3.out" || { failed=1; return; }
+  "$bench/fabench-lat" -d "$DEV0" -p 18610 -x "$GID" --timeout 60 --op "$2" -s 8 -n "$lat_iters" "$IP1" \
+    --benchmark_out="$out/$1.$3.json" --benchmark_out_format=json >"$out/$1.$3.out" 2>&1 || {
+    echo "$prog: $1 (one flow, $2) failed (see $out/$1.$3.out)" >&2; failed=1; }
+  wait $s || true
+}
+
 lat_pair() {  # NAME: two fabench-lat at once, one each way
   local s1 s2 c1 c2
   "$bench/fabench-lat" -d "$DEV1" -p 18611 -x "$GID" --timeout 60 --once >"$out/$1.s1.out" 2>&1 & s1=$!
@@ -104,6 +117,8 @@ for i in $(seq "$pairs"); do
       congest "congest-lat.$i" latency "$lat_iters"
       congest "congest-bw.$i" bandwidth "$bw_iters"
     else
+      lat_one "lat.$i" write c0
+      lat_one "lat.$i" send c3
       lat_pair "lat.$i"
       bw_pair "bw.$i"
     fi

@@ -3,13 +3,13 @@
 
   congest_iso_table.py OUT PAIRS
 
-OUT holds, per pair i: congest-lat.i.json and congest-bw.i.json (fabench-congest), lat.i.c1.json
-and lat.i.c2.json (the two fabench-lat clients, one each way), bw.i.c.json (fabench-bw -b).
-Compared per pair (the same stretch of the test bed's time), then the median over pairs
-[min..max]:
-  latency mean   congest isolated_us         against the mean of the two clients' mean_us
-  latency p50    congest isolated_p50_us     against the mean of the two clients' p50_us
-  bandwidth      congest isolated_GBps       against fabench-bw's Gbps / 8 / 2 (per direction)
+OUT holds, per pair i: congest-lat.i.json and congest-bw.i.json (fabench-congest), lat.i.c0.json
+and lat.i.c3.json (one fabench-lat, one flow: write, send), lat.i.c1.json and lat.i.c2.json (two at once, one each way),
+bw.i.c.json (fabench-bw -b). Compared per pair (the same stretch of the test bed's time), then
+the median over pairs [min..max]:
+  latency p50, mean   congest isolated_p50_us / isolated_us   against the one flow's p50_us /
+                      mean_us (write, send), and against the mean of the two writes' at once
+  bandwidth           congest isolated_GBps                   against fabench-bw's Gbps / 8 / 2
 Latency is one way (half the round trip) in both tools. Exit 1 when a file is missing or a run
 failed.
 """
@@ -35,13 +35,18 @@ def one(path, prefix=None):
 def pair_rows(out, i):
     cl = one(os.path.join(out, f"congest-lat.{i}.json"), "congest/latency")
     cb = one(os.path.join(out, f"congest-bw.{i}.json"), "congest/bandwidth")
-    clients = [one(os.path.join(out, f"lat.{i}.c{s}.json")) for s in (1, 2)]
+    single = one(os.path.join(out, f"lat.{i}.c0.json"))
+    send = one(os.path.join(out, f"lat.{i}.c3.json"))
+    both = [one(os.path.join(out, f"lat.{i}.c{s}.json")) for s in (1, 2)]
     bw = one(os.path.join(out, f"bw.{i}.c.json"))
-    return {
-        "latency mean (µs, one way)": (cl["isolated_us"], statistics.mean(c["mean_us"] for c in clients)),
-        "latency p50 (µs, one way)": (cl["isolated_p50_us"], statistics.mean(c["p50_us"] for c in clients)),
-        "bandwidth (GB/s per direction)": (cb["isolated_GBps"], bw["Gbps"] / 8 / 2),
-    }
+    rows = {}
+    for stat, ours, theirs in (("p50", "isolated_p50_us", "p50_us"), ("mean", "isolated_us", "mean_us")):
+        rows[f"latency {stat} (µs, one way) vs one fabench-lat write"] = (cl[ours], single[theirs])
+        rows[f"latency {stat} (µs, one way) vs one fabench-lat send"] = (cl[ours], send[theirs])
+        rows[f"latency {stat} (µs, one way) vs two fabench-lat write at once"] = (
+            cl[ours], statistics.mean(c[theirs] for c in both))
+    rows["bandwidth (GB/s per direction) vs fabench-bw -b"] = (cb["isolated_GBps"], bw["Gbps"] / 8 / 2)
+    return rows
 
 
 def spread(values):

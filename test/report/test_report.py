@@ -73,6 +73,9 @@ CASES = {
     "all": ["lat.json", "lat_cs.json", "bw.json", "bibw.json", "bw_failed.json", "coll.json",
             "kv.json", "kv_layouts_1.json", "kv_sweep.json", "handmade_kv_layouts_2.json", "ep_normal_2.json",
             "ep_ll_2.json"],
+    # fabench-congest, from one vm:congest_port run (fixtures/README.md): the limited port named,
+    # and the even run (two runs: the comparison's CIF ratios)
+    "congest": ["congest_limited.json", "congest_even.json"],
     # fabench-accept's JSON; synthetic (fixtures/README.md): 4 nodes, node 1 bad, link 3->2 slow
     "accept": ["synthetic_accept_4.json"],
 }

@@ -7,7 +7,7 @@ import re
 from .fmt import ctx_text, fmt_bytes, fmt_num
 from .generic import generic_key
 from .model import Plot, Section, add_failed
-from .names import BW_RE, COLL_RE, EP_RE, EP_X_LABEL, KV_RE, KV_X_LABEL, LAT_RE, WR_RE, bw_what, ep_categories, \
+from .names import BW_RE, COLL_RE, CONGEST_RE, EP_RE, EP_X_LABEL, KV_RE, KV_X_LABEL, LAT_RE, WR_RE, bw_what, ep_categories, \
     ep_category, ep_group, kv_categories, kv_category, kv_group, kv_variant, lat_what, slug, wr_curve
 
 
@@ -30,6 +30,10 @@ def by_name(rx, what, x=lambda m: int(m["size"])):
     return key
 
 
+def congest_pattern(m):
+    return m["pattern"] + (f" {m['ratio']}:1" if m["ratio"] else "")
+
+
 def kv_compared_categories(runs):
     return kv_categories([m for m in (KV_RE.match(k) for r in runs for k in r.benches) if m])
 
@@ -49,6 +53,10 @@ COMPARE = {
                                ("combine_us", "combine p50", "µs", "> 1: slower")),
                   categories=lambda runs: ep_categories([m for m in (EP_RE.match(k) for r in runs for k in r.benches)
                                                          if m]))],
+    "congest": [Family(by_name(CONGEST_RE, lambda m: f"{m['test']} victims", congest_pattern), "congestor pattern",
+                       (("cif", "CIF (mean)", "×", "> 1: more impact"), ("cif_p99", "CIF (p99)", "×", "> 1: more impact")),
+                       categories=lambda runs: list(dict.fromkeys(
+                           congest_pattern(m) for m in (CONGEST_RE.match(k) for r in runs for k in r.benches) if m)))],
 }
 
 

@@ -2,9 +2,10 @@
 congestor pattern (bars: mean and p99; the paths behind the incast target's port and those
 that avoid it), and per benchmark the victims' tail alone and loaded: the share of samples worse
 than a value, drawn through the percentiles the run records (p50, p90, p99, p99.9; for bandwidth
-the worse side, the lowest). The label's hot port and moved counters are in the tooltips and the
-table."""
+the worse side, the lowest). The label's hot port and moved counters are in the CIF bars'
+tooltips."""
 
+from .comparison import congest_pattern as pattern_of
 from .fmt import fmt_num
 from .model import Plot, Section, add_failed, collect_failed, parsed, run_prefix, values_table
 from .names import CONGEST_RE
@@ -12,11 +13,8 @@ from .names import CONGEST_RE
 # fabench-congest's percentile counters (worse side) and the share of samples beyond each.
 TAILS = (("_p50", "p50", 50.0), ("_p90", "p90", 10.0), ("_p99", "p99", 1.0), ("_p999", "p99.9", 0.1))
 UNIT = {"latency": ("_us", "µs"), "bandwidth": ("_GBps", "GB/s"), "allreduce": ("_us", "µs")}
-X_LABEL = {"latency": "victim latency, one way", "bandwidth": "victim bandwidth", "allreduce": "victim all-reduce, per call"}
-
-
-def pattern_of(m):
-    return m["pattern"] + (f" {m['ratio']}:1" if m["ratio"] else "")
+X_LABEL = {"latency": "victim latency, one way", "bandwidth": "victim bandwidth",
+           "allreduce": "victim all-reduce, per call"}
 
 
 def congest_tip(prefix, m, b):
