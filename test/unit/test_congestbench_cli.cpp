@@ -19,12 +19,12 @@ std::vector<std::string> names_of(const cb::Cli& c) {
 
 TEST_CASE("fabench-congest: one benchmark per victim test and pattern, in flag order", "[congest][cli]") {
   cb::Cli c;
-  CHECK(names_of(c) == std::vector<std::string>{
-                           "congest/latency/incast", "congest/latency/put-incast", "congest/latency/get-broadcast",
-                           "congest/latency/all-to-all", "congest/bandwidth/incast", "congest/bandwidth/put-incast",
-                           "congest/bandwidth/get-broadcast", "congest/bandwidth/all-to-all",
-                           "congest/allreduce/incast", "congest/allreduce/put-incast", "congest/allreduce/get-broadcast",
-                           "congest/allreduce/all-to-all"});
+  CHECK(names_of(c) == std::vector<std::string>{"congest/latency/incast", "congest/latency/put-incast",
+                                                "congest/latency/get-broadcast", "congest/latency/all-to-all",
+                                                "congest/bandwidth/incast", "congest/bandwidth/put-incast",
+                                                "congest/bandwidth/get-broadcast", "congest/bandwidth/all-to-all",
+                                                "congest/allreduce/incast", "congest/allreduce/put-incast",
+                                                "congest/allreduce/get-broadcast", "congest/allreduce/all-to-all"});
   c.tests = "bandwidth";
   c.patterns = "incast";
   c.ratio = "3:1";
@@ -39,8 +39,8 @@ TEST_CASE("fabench-congest: one benchmark per victim test and pattern, in flag o
 }
 
 TEST_CASE("fabench-congest: bad flags are one-line user errors", "[congest][cli]") {
-  using fabench::UserError;
   using Catch::Contains;
+  using fabench::UserError;
   cb::Cli c;
   c.patterns = "all-to-all";
   c.ratio = "2:1";

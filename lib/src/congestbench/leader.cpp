@@ -28,8 +28,8 @@ void absorb_counters(const ctrl::Record& rec, congest::CounterDeltas& into) {
 
 // The figures of both phases: the mean and the percentiles on the worse side. Latency (us, one
 // way: half the round trip, as fabench-lat's write latency) and all-reduce (us per call): pN is
-// the Nth percentile; bandwidth
-// (GB/s): pN is the (100-N)th, so p99 is the worst 1 % as for latency.
+// the Nth percentile; bandwidth (GB/s): pN is the (100-N)th, so p99 is the worst 1 % as for
+// latency.
 void put_summaries(benchmark::State& state, congest::Metric metric, const congest::Summary& iso,
                    const congest::Summary& load) {
   const bool lat = metric == congest::Metric::kLatency;
@@ -177,13 +177,13 @@ void CongestJob::report(benchmark::State& state, std::size_t index, const Phases
   state.counters["uncovered"] = ph.uncovered;
   if (b.test == VictimTest::kAllReduce) state.counters["wrong"] = static_cast<double>(ph.wrong);
   state.counters["moved_ranks"] = static_cast<double>(moved.size());
-  const bool ring = b.test != VictimTest::kAllReduce;
-  state.SetLabel(fmt::format("hot port: {}; p99 CIF by victim {}; counters moved: {}{}",
-                             !ring ? "n/a (all-reduce)" : a.hot_port.empty() ? "none" : a.hot_port, fmt::join(per_victim, " "),
-                             moved.empty() ? "none" : "ranks " + congest::rank_ranges(moved),
-                             ph.uncovered > 0 ? fmt::format("; {} loaded victim phase(s) outlasted the congestors",
-                                                            ph.uncovered)
-                                              : ""));
+  const std::string hot = b.test == VictimTest::kAllReduce ? "n/a (all-reduce)"
+                          : a.hot_port.empty()             ? "none"
+                                                           : a.hot_port;
+  state.SetLabel(fmt::format(
+      "hot port: {}; p99 CIF by victim {}; counters moved: {}{}", hot, fmt::join(per_victim, " "),
+      moved.empty() ? "none" : "ranks " + congest::rank_ranges(moved),
+      ph.uncovered > 0 ? fmt::format("; {} loaded victim phase(s) outlasted the congestors", ph.uncovered) : ""));
   if (iso.samples == 0 || load.samples == 0) fail(state, "a phase gave no victim samples");
   if (ph.wrong > 0) fail(state, fmt::format("all-reduce: {} output element(s) not the exact sum", ph.wrong));
 }

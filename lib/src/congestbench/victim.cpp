@@ -92,8 +92,8 @@ class Victim {
     return detail::wait_until(waiter_, r, what, done, [&] { return poll(r); });
   }
 
-  bool post(std::uint32_t peer, std::uint64_t local, std::uint64_t bytes, std::uint64_t remote_off,
-            std::uint32_t imm, PhaseResult& r, ibv_wr_opcode opcode = IBV_WR_RDMA_WRITE_WITH_IMM) {
+  bool post(std::uint32_t peer, std::uint64_t local, std::uint64_t bytes, std::uint64_t remote_off, std::uint32_t imm,
+            PhaseResult& r, ibv_wr_opcode opcode = IBV_WR_RDMA_WRITE_WITH_IMM) {
     ibv_sge sge = w_.arena().sge(local, static_cast<std::uint32_t>(bytes));
     ibv_send_wr wr{};
     wr.wr_id = peer;
@@ -225,7 +225,8 @@ PhaseResult run_victim(const world::World& w, VictimTest test, const congest::Ro
   if (!v.finish(lat ? iterations : iterations * kBandwidthWindow, r)) return r;
   if (phase.loaded) {
     const std::uint64_t others = roles.victims.size() - 1;
-    (void)(w.rank() == lowest ? v.raise_stop(roles, others, phase.seq, phase.flag_offset, r) : v.report_done(lowest, r));
+    (void)(w.rank() == lowest ? v.raise_stop(roles, others, phase.seq, phase.flag_offset, r)
+                              : v.report_done(lowest, r));
   }
   return r;
 }

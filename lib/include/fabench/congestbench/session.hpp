@@ -53,12 +53,12 @@ struct SessionOptions {
   std::uint32_t spin_before_yield = 0;
   std::uint8_t qp_timeout = world::kDefaultQpTimeout;
   congest::Roles roles;
-  std::uint32_t target = 0;             // the incast target (a congestor)
-  std::uint64_t congestor_bytes = 4096; // per congestor operation
-  std::uint32_t flow_window = 8;        // operations in flight per congestor flow
-  std::uint64_t seed = 1;               // of the rings
-  std::uint32_t ramp_ms = 50;           // loaded phases: victims start this long after go
-  std::string device;                   // this rank's device and port, for the counters
+  std::uint32_t target = 0;              // the incast target (a congestor)
+  std::uint64_t congestor_bytes = 4096;  // per congestor operation
+  std::uint32_t flow_window = 8;         // operations in flight per congestor flow
+  std::uint64_t seed = 1;                // of the rings
+  std::uint32_t ramp_ms = 50;            // loaded phases: victims start this long after go
+  std::string device;                    // this rank's device and port, for the counters
   std::uint8_t port = 1;
 };
 
@@ -125,12 +125,12 @@ struct PhaseResult {
 
 // A phase as one rank runs it.
 struct PhaseSpec {
-  std::uint64_t seq = 0;                 // the phase's number (the stop flag's value)
+  std::uint64_t seq = 0;  // the phase's number (the stop flag's value)
   bool loaded = false;
-  std::uint32_t round = 0;               // the ring's order
-  std::chrono::milliseconds ramp{0};     // victims, loaded: wait this long first
-  std::chrono::milliseconds window{0};   // congestors: the longest they run
-  std::uint64_t flag_offset = 0;         // Layout::flag()
+  std::uint32_t round = 0;              // the ring's order
+  std::chrono::milliseconds ramp{0};    // victims, loaded: wait this long first
+  std::chrono::milliseconds window{0};  // congestors: the longest they run
+  std::uint64_t flag_offset = 0;        // Layout::flag()
 };
 
 // The victim test for `iterations` iterations (the all-reduce on `allreduce`, which every
