@@ -18,6 +18,16 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # <name>_<version>-<release>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# The architecture the binaries are for, not the host's (CPack asks dpkg, which names the host's):
+# the aarch64 cross build (cmake/toolchain-aarch64.cmake) makes _arm64.deb files. dpkg-shlibdeps
+# then reads the :arm64 libraries' symbols files (tools/install-deps --arm64 installs them).
+if(CMAKE_CROSSCOMPILING)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+  else()
+    message(FATAL_ERROR "fabench: no Debian architecture known for a cross build to ${CMAKE_SYSTEM_PROCESSOR}")
+  endif()
+endif()
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/fabench/fabench")
 
 set(CPACK_DEBIAN_FABENCH_PACKAGE_NAME fabench)

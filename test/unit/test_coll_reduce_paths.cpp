@@ -121,6 +121,8 @@ std::string compare_paths(ReducePath path, DType t, ReduceOp op, const std::vect
   return first_difference(want, got, elem, dst, src);
 }
 
+#if defined(__x86_64__)
+// The x86 flags of /proc/cpuinfo's first CPU, as the kernel names them.
 std::set<std::string> cpuinfo_flags() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -133,6 +135,7 @@ std::set<std::string> cpuinfo_flags() {
   }
   return {};
 }
+#endif
 
 }  // namespace
 
