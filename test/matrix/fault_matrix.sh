@@ -393,7 +393,10 @@ ranks_case() {
   local verdict=pass obs=() latest=0
   for r in $(seq 0 $((n - 1))); do
     ((r == victim)) && continue
-    timeout $((max + 10)) tail --pid="${rpids[r]}" -f /dev/null
+    # Checked every 50 ms (tail --pid sleeps a second between checks: each rank after the first
+    # was timed up to a second late).
+    local deadline=$((SECONDS + max + 10))
+    while kill -0 "${rpids[r]}" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.05; done
     local rc=0
     if kill -0 "${rpids[r]}" 2>/dev/null; then
       kill -9 "${rpids[r]}"; wait "${rpids[r]}" 2>/dev/null
