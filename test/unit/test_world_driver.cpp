@@ -1,4 +1,5 @@
-// world::Waiter: what a rank's wait does about the channels it watches.
+// world::Waiter: what a rank's wait does about the channels it watches; the follower's wait
+// between runs (world::follow against a Leader, over loopback).
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
@@ -6,8 +7,14 @@
 
 #include <array>
 #include <chrono>
+#include <iostream>
 #include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
 
+#include "ctrl_support.hpp"
+#include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/ctrl/channel.hpp"
 #include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/world/driver.hpp"
@@ -62,5 +69,81 @@ TEST_CASE("a watched channel silent for Watch::silence ends the wait, named as s
     world::Waiter w(watch);
     double s = 0;
     CHECK(idle_until_verdict(w, 700ms, s) == world::Waiter::Verdict::kGoOn);
+  }
+}
+
+namespace {
+
+class CountingJob final : public world::Job {
+ public:
+  void prepare(std::size_t /*bench*/, const world::Params& /*params*/) override {}
+  [[nodiscard]] world::RankReport run(std::uint64_t iterations, const world::Watch& /*watch*/) override {
+    runs_ += iterations;
+    return {};
+  }
+  [[nodiscard]] std::string name(std::size_t /*bench*/) const override { return "count"; }
+  std::uint64_t runs_ = 0;
+};
+
+ctrl::BootstrapConfig two_ranks(std::uint32_t rank, std::uint16_t port) {
+  ctrl::BootstrapConfig c;
+  c.rank = rank;
+  c.size = 2;
+  c.master_addr = "127.0.0.1";
+  c.master_port = port;
+  c.timeout = 5s;
+  c.host_name = "host-" + std::to_string(rank);
+  return c;
+}
+
+}  // namespace
+
+// Rank 0 spends time of its own between runs (Google Benchmark, a job's start): its Leader's
+// Keepalives keep rank 1 waiting past --timeout; a rank 0 that falls silent (stopped) is named
+// between runs within about --timeout, not after some multiple of it.
+TEST_CASE("between runs rank 1 waits on a live rank 0 and names a silent one within --timeout", "[world][driver]") {
+  const std::uint16_t port = test::unused_port();
+  world::DriverOptions o;
+  o.prog = "fake";
+  o.timeout = 400ms;
+  CountingJob job0;
+  CountingJob job1;
+  int follower_rc = -1;
+  double follower_s = 0;
+  std::string follower_err;
+  std::thread rank1([&] {
+    auto b = ctrl::Bootstrap::connect(two_ranks(1, port));
+    std::ostringstream err;
+    auto* old = std::cerr.rdbuf(err.rdbuf());
+    const auto t0 = Clock::now();
+    follower_rc = world::follow(b, job1, o);
+    follower_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::cerr.rdbuf(old);
+    follower_err = err.str();
+  });
+  auto boot = ctrl::Bootstrap::connect(two_ranks(0, port));
+  SECTION("a live rank 0, busy for 3 x --timeout before each run") {
+    {
+      world::Leader leader(boot, job0, o);
+      for (int i = 0; i < 2; ++i) {
+        std::this_thread::sleep_for(3 * o.timeout);
+        const auto out = leader.run(0, 3);
+        CHECK(out.ok);
+      }
+      leader.finish();
+    }
+    rank1.join();
+    INFO(follower_err);
+    CHECK(follower_rc == 0);
+    CHECK(job1.runs_ == 6);
+  }
+  SECTION("a silent rank 0: no Leader, no Keepalive") {
+    rank1.join();
+    INFO(follower_err);
+    CHECK(follower_rc == 1);
+    CHECK(follower_err.find("rank 0 (host-0) sent nothing for 400 ms (stopped or unreachable) between runs") !=
+          std::string::npos);
+    CHECK(follower_s >= 0.35);
+    CHECK(follower_s < 2.0);
   }
 }

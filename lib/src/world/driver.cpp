@@ -18,7 +18,26 @@ namespace fabench::world {
 using std::chrono::milliseconds;
 
 Leader::Leader(ctrl::Bootstrap& boot, Job& job, DriverOptions options)
-    : boot_(boot), job_(job), o_(std::move(options)), n_(boot.size()), lost_(boot.size()), offers_(boot.size()) {}
+    : boot_(boot), job_(job), o_(std::move(options)), n_(boot.size()), lost_(boot.size()), offers_(boot.size()) {
+  // From here on the others hear from rank 0 whatever it does (Google Benchmark between runs,
+  // a job's set-up before its first run): its silence means it is stopped.
+  beat_to(alive_channels());
+}
+
+std::vector<ctrl::Channel*> Leader::alive_channels() const {
+  std::vector<ctrl::Channel*> alive;
+  for (std::uint32_t r = 1; r < n_; ++r) {
+    if (!dead(r)) alive.push_back(&boot_.channel_to(r));
+  }
+  return alive;
+}
+
+void Leader::beat_to(std::vector<ctrl::Channel*> channels) {
+  if (beat_ && channels == beating_) return;
+  beat_.reset();
+  beating_ = channels;
+  beat_.emplace(std::move(channels), send_mutex_, ctrl::keepalive_interval(o_.timeout));
+}
 
 bool Leader::dead(std::uint32_t r) const { return std::find(dead_.begin(), dead_.end(), r) != dead_.end(); }
 
@@ -32,24 +51,15 @@ Outcome Leader::run(std::size_t bench, std::uint64_t iterations, const Params& p
     out.error = "not run: " + broken_reason_;
     return out;
   }
-  std::vector<ctrl::Channel*> alive;
   for (std::uint32_t r = 1; r < n_; ++r) {
-    if (!dead(r)) {
-      alive.push_back(&boot_.channel_to(r));
-    } else {
-      out.ranks[r] = RankReport{false, "not run: " + lost_[r], {}, {}, -1, true};
-    }
+    if (dead(r)) out.ranks[r] = RankReport{false, "not run: " + lost_[r], {}, {}, -1, true};
   }
+  // A rank lost since the last run gets no more Keepalives (keep_going). Every send of this
+  // thread holds send_mutex_ while the Heartbeat beats.
+  beat_to(alive_channels());
   const std::string what = job_.name(bench);
-  bool done = false;
-  {
-    // From "run" to the last result, the others hear from rank 0 every
-    // ctrl::keepalive_interval(--timeout): its silence means it is stopped.
-    // Every send of this thread holds send_mutex_ meanwhile.
-    const ctrl::Heartbeat heartbeat(alive, send_mutex_, ctrl::keepalive_interval(o_.timeout));
-    done = start(bench, iterations, params, out, what) &&
-           finish_run(iterations, out, what, std::chrono::steady_clock::now());
-  }
+  const bool done = start(bench, iterations, params, out, what) &&
+                    finish_run(iterations, out, what, std::chrono::steady_clock::now());
   if (!done) return abort(out);
   for (std::uint32_t r = 1; r < n_; ++r) {
     // keep_going: a rank found dead by a send is lost like one found by a gather.
@@ -139,6 +149,7 @@ Outcome Leader::abort(Outcome out) {
 }
 
 void Leader::finish() {
+  beat_.reset();  // "bye" is the last frame
   if (!broken_) broadcast(ctrl::Command{++seq_, "bye", {}, 0});
 }
 

@@ -20,8 +20,15 @@ class Follower {
 
   int loop() {
     for (;;) {
-      // Rank 0 spends time in Google Benchmark between runs: wait generously.
-      ctrl::Message msg = root_.recv(o_.timeout * 10);
+      // Rank 0 beats between runs too (driver.hpp): --timeout of silence means it is stopped.
+      ctrl::Message msg;
+      try {
+        msg = root_.recv(o_.timeout);
+      } catch (const ctrl::CtrlError& e) {
+        if (e.kind() != ctrl::CtrlError::Kind::kTimeout) throw;
+        return fail(fmt::format("rank 0 ({}) sent nothing for {} (stopped or unreachable) between runs",
+                                boot_.hosts()[0], ctrl::format_duration(o_.timeout)));
+      }
       if (const auto* e = std::get_if<ctrl::Error>(&msg)) return fail(e->text);
       const auto* c = std::get_if<ctrl::Command>(&msg);
       if (c == nullptr) return fail(fmt::format("rank 0 sent {} between runs", ctrl::type_name(ctrl::type_of(msg))));

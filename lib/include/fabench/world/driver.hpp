@@ -21,10 +21,12 @@
 // others and stops), or only that rank (accept: it is named in its report and
 // left out of later runs, the others go on).
 //
-// One keepalive rule: from "run" until it has every result (or gives up),
-// rank 0 sends each rank a Keepalive every second (ctrl::Heartbeat; every
-// quarter of --timeout below 4 s: ctrl::keepalive_interval), and each rank
-// sends rank 0 one from "go" until its result. While a benchmark runs, rank 0
+// One keepalive rule: for the Leader's whole life (from the world up to "bye",
+// runs and the time between them in Google Benchmark alike), rank 0 sends each
+// live rank a Keepalive every second (ctrl::Heartbeat; every quarter of
+// --timeout below 4 s: ctrl::keepalive_interval), and each rank sends rank 0
+// one from "go" until its result. Rank k waits for every word of rank 0's at
+// most --timeout of silence, between runs too; while a benchmark runs, rank 0
 // watches every rank's channel and rank k watches rank 0's (Watch, Waiter): a
 // rank that dies closes its channel and is named at once; one that stops
 // leaves the others without a frame for --timeout, after which it is named
@@ -35,6 +37,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -42,6 +45,7 @@
 
 #include "fabench/ctrl/bootstrap.hpp"
 #include "fabench/ctrl/channel.hpp"
+#include "fabench/ctrl/heartbeat.hpp"
 #include "fabench/ctrl/record.hpp"
 #include "fabench/harness/wait.hpp"
 #include "fabench/verbs/endpoint.hpp"
@@ -141,6 +145,9 @@ class Leader {
   void broadcast(const ctrl::Message& m, bool strict = false);
   void send(std::uint32_t r, const ctrl::Message& m, bool strict);
   [[nodiscard]] bool dead(std::uint32_t r) const;
+  // The channels of the ranks not lost, and the Heartbeat on them (restarted when a rank is lost).
+  std::vector<ctrl::Channel*> alive_channels() const;
+  void beat_to(std::vector<ctrl::Channel*> channels);
 
   ctrl::Bootstrap& boot_;
   Job& job_;
@@ -153,6 +160,8 @@ class Leader {
   std::vector<std::string> lost_;                     // by rank: why it is lost (keep_going)
   std::vector<std::vector<verbs::Endpoint>> offers_;  // by rank: endpoints offered in this run
   std::mutex send_mutex_;                             // every send on the channels while a Heartbeat beats on them
+  std::vector<ctrl::Channel*> beating_;               // the channels beat_ beats on
+  std::optional<ctrl::Heartbeat> beat_;               // last: stops before what it uses goes
 };
 
 // Ranks 1..N-1: run rank 0's commands until goodbye. Returns the exit status.
