@@ -49,6 +49,19 @@ ctrl::CtrlError catch_ctrl(F&& f) {
 // A loopback TCP port that was free a moment ago.
 inline std::uint16_t unused_port() { return ctrl::Listener::bind("127.0.0.1", 0).port(); }
 
+// Rank `rank` of `size` meeting at 127.0.0.1:`port`, named host-<rank>.
+inline ctrl::BootstrapConfig loopback_config(std::uint32_t rank, std::uint32_t size, std::uint16_t port,
+                                             std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  ctrl::BootstrapConfig c;
+  c.rank = rank;
+  c.size = size;
+  c.master_addr = "127.0.0.1";
+  c.master_port = port;
+  c.timeout = timeout;
+  c.host_name = "host-" + std::to_string(rank);
+  return c;
+}
+
 // An environment holding exactly `vars`.
 inline ctrl::EnvLookup env_of(std::map<std::string, std::string> vars) {
   return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {

@@ -22,14 +22,7 @@ using fabench::test::unused_port;
 
 BootstrapConfig config(std::uint32_t rank, std::uint32_t size, std::uint16_t port,
                        std::chrono::milliseconds timeout = 5s) {
-  BootstrapConfig c;
-  c.rank = rank;
-  c.size = size;
-  c.master_addr = "127.0.0.1";
-  c.master_port = port;
-  c.timeout = timeout;
-  c.host_name = "host-" + std::to_string(rank);
-  return c;
+  return fabench::test::loopback_config(rank, size, port, timeout);
 }
 
 // Runs `body` as rank r for every r in `ranks`, each on its own thread; returns

@@ -85,17 +85,6 @@ class CountingJob final : public world::Job {
   std::uint64_t runs_ = 0;
 };
 
-ctrl::BootstrapConfig two_ranks(std::uint32_t rank, std::uint16_t port) {
-  ctrl::BootstrapConfig c;
-  c.rank = rank;
-  c.size = 2;
-  c.master_addr = "127.0.0.1";
-  c.master_port = port;
-  c.timeout = 5s;
-  c.host_name = "host-" + std::to_string(rank);
-  return c;
-}
-
 }  // namespace
 
 // Rank 0 spends time of its own between runs (Google Benchmark, a job's start): its Leader's
@@ -112,7 +101,7 @@ TEST_CASE("between runs rank 1 waits on a live rank 0 and names a silent one wit
   double follower_s = 0;
   std::string follower_err;
   std::thread rank1([&] {
-    auto b = ctrl::Bootstrap::connect(two_ranks(1, port));
+    auto b = ctrl::Bootstrap::connect(test::loopback_config(1, 2, port));
     std::ostringstream err;
     auto* old = std::cerr.rdbuf(err.rdbuf());
     const auto t0 = Clock::now();
@@ -121,7 +110,7 @@ TEST_CASE("between runs rank 1 waits on a live rank 0 and names a silent one wit
     std::cerr.rdbuf(old);
     follower_err = err.str();
   });
-  auto boot = ctrl::Bootstrap::connect(two_ranks(0, port));
+  auto boot = ctrl::Bootstrap::connect(test::loopback_config(0, 2, port));
   SECTION("a live rank 0, busy for 3 x --timeout before each run") {
     {
       world::Leader leader(boot, job0, o);
