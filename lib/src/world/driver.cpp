@@ -21,22 +21,18 @@ Leader::Leader(ctrl::Bootstrap& boot, Job& job, DriverOptions options)
     : boot_(boot), job_(job), o_(std::move(options)), n_(boot.size()), lost_(boot.size()), offers_(boot.size()) {
   // From here on the others hear from rank 0 whatever it does (Google Benchmark between runs,
   // a job's set-up before its first run): its silence means it is stopped.
-  beat_to(alive_channels());
+  beat_alive();
 }
 
-std::vector<ctrl::Channel*> Leader::alive_channels() const {
+void Leader::beat_alive() {
   std::vector<ctrl::Channel*> alive;
   for (std::uint32_t r = 1; r < n_; ++r) {
     if (!dead(r)) alive.push_back(&boot_.channel_to(r));
   }
-  return alive;
-}
-
-void Leader::beat_to(std::vector<ctrl::Channel*> channels) {
-  if (beat_ && channels == beating_) return;
+  if (beat_ && alive == beating_) return;
   beat_.reset();
-  beating_ = channels;
-  beat_.emplace(std::move(channels), send_mutex_, ctrl::keepalive_interval(o_.timeout));
+  beating_ = alive;
+  beat_.emplace(std::move(alive), send_mutex_, ctrl::keepalive_interval(o_.timeout));
 }
 
 bool Leader::dead(std::uint32_t r) const { return std::find(dead_.begin(), dead_.end(), r) != dead_.end(); }
@@ -56,7 +52,7 @@ Outcome Leader::run(std::size_t bench, std::uint64_t iterations, const Params& p
   }
   // A rank lost since the last run gets no more Keepalives (keep_going). Every send of this
   // thread holds send_mutex_ while the Heartbeat beats.
-  beat_to(alive_channels());
+  beat_alive();
   const std::string what = job_.name(bench);
   const bool done = start(bench, iterations, params, out, what) &&
                     finish_run(iterations, out, what, std::chrono::steady_clock::now());

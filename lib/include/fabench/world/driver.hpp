@@ -145,9 +145,8 @@ class Leader {
   void broadcast(const ctrl::Message& m, bool strict = false);
   void send(std::uint32_t r, const ctrl::Message& m, bool strict);
   [[nodiscard]] bool dead(std::uint32_t r) const;
-  // The channels of the ranks not lost, and the Heartbeat on them (restarted when a rank is lost).
-  std::vector<ctrl::Channel*> alive_channels() const;
-  void beat_to(std::vector<ctrl::Channel*> channels);
+  // The Heartbeat on the channels of the ranks not lost (restarted when one is lost).
+  void beat_alive();
 
   ctrl::Bootstrap& boot_;
   Job& job_;
