@@ -2,7 +2,8 @@
 // results to the portable path on every input: all 2^16 values of bf16 and f16 against a set of
 // operands (every class of special value, NaN payloads, signed zeros, subnormals, values next to
 // overflow), in both operand positions, for sum, min and max; f32 on special and random values;
-// every length around the vector blocks, from every start within a cache line. And the dispatch offers exactly what the CPU has.
+// every length around the vector blocks, from every start within a cache line. And the dispatch offers exactly what the
+// CPU has.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -248,5 +249,52 @@ TEST_CASE("coll: every path handles every length and start around its blocks", "
         }
       }
     }
+  }
+}
+
+TEST_CASE("coll: sums keep the NaN rule on every path, portable included: a NaN dst, quieted, else a NaN src",
+          "[coll][reduce]") {
+  // One NaN pair at every position of 200 elements (vector blocks, their boundaries, the tail),
+  // and at every start within a cache line; dst's and src's payloads differ.
+  struct Case {
+    DType t;
+    std::uint32_t dst_nan, src_nan, finite, quiet;  // quiet: the quiet bit of the type
+  };
+  const Case cases[] = {{DType::kF32, 0x7f812345u, 0xffc00abcu, 0x3f800000u, 0x00400000u},
+                        {DType::kBF16, 0x7f85u, 0xffc3u, 0x3f80u, 0x0040u},
+                        {DType::kF16, 0x7c15u, 0xfe07u, 0x3c00u, 0x0200u}};
+  for (const auto path : available_reduce_paths()) {
+    std::string first;  // the first element that breaks the rule on this path
+    std::size_t checked = 0;
+    for (const auto& c : cases) {
+      const std::size_t elem = dtype_size(c.t);
+      for (std::size_t offset = 0; offset < 64 / elem; offset += 3) {
+        for (std::size_t at = 0; at < 200; ++at) {
+          for (const bool both : {true, false}) {
+            std::vector<std::byte> d((offset + 200) * elem), s(d.size());
+            for (std::size_t i = 0; i < offset + 200; ++i) {
+              std::memcpy(&d[i * elem], &c.finite, elem);
+              std::memcpy(&s[i * elem], &c.finite, elem);
+            }
+            if (both) std::memcpy(&d[(offset + at) * elem], &c.dst_nan, elem);
+            std::memcpy(&s[(offset + at) * elem], &c.src_nan, elem);
+            reduce_on(path, c.t, ReduceOp::kSum, d.data() + offset * elem, s.data() + offset * elem, 200);
+            std::uint32_t got = 0;
+            std::memcpy(&got, &d[(offset + at) * elem], elem);
+            const std::uint32_t want = (both ? c.dst_nan : c.src_nan) | c.quiet;
+            ++checked;
+            if (got != want && first.empty()) {
+              std::ostringstream o;
+              o << dtype_name(c.t) << " offset " << offset << " element " << at << (both ? " (both NaN)" : " (src NaN)")
+                << ": got 0x" << std::hex << got << ", want 0x" << want;
+              first = o.str();
+            }
+          }
+        }
+      }
+    }
+    INFO(reduce_path_name(path) << ": " << first);
+    CHECK(first.empty());
+    CHECK(checked == 2 * 200 * (6 + 11 + 11));  // starts 0, 3, .. below 16 f32 / 32 half elements
   }
 }
