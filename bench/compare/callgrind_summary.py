@@ -59,6 +59,49 @@ def by_object(path):
     return objs, fns
 
 
+def provider_calls(path):
+    """Calls from outside the rxe provider into it, per called function: {name: (calls, inclusive
+    Ir)}, from the raw callgrind file. Each `calls=N` line follows the callee's `cob=` (its object;
+    absent: the caller's) and `cfn=`, and is followed by the position and the inclusive cost of
+    those N calls. Names and objects are compressed: `(id) name` the first time, `(id)` after.
+    The provider is stripped, so its functions are addresses."""
+    names, objs = {}, {}
+    out = collections.defaultdict(lambda: [0, 0])
+    ob = cob = cfn = None
+    pending = None
+
+    def define(table, line):
+        m = re.match(r"\w+=(?:\((\d+)\))?\s*(.*)$", line.rstrip("\n"))
+        ident, name = m.group(1), m.group(2)
+        if ident is not None and name:
+            table[ident] = name
+        return name or table.get(ident, "")
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if pending is not None:
+                parts = line.split()
+                if len(parts) >= 2:
+                    out[pending][1] += int(parts[1])
+                pending = None
+                continue
+            if line.startswith("ob="):
+                ob = define(objs, line)
+            elif line.startswith("cob="):
+                cob = define(objs, line)
+            elif line.startswith("cfn="):
+                cfn = define(names, line)
+            elif line.startswith("fn="):
+                define(names, line)
+            elif line.startswith("calls="):
+                callee_ob = cob if cob is not None else ob
+                if cfn is not None and "librxe" in (callee_ob or "") and "librxe" not in (ob or ""):
+                    out[cfn][0] += int(line.split("=", 1)[1].split()[0])
+                    pending = cfn
+                cob = cfn = None
+    return out
+
+
 def short(obj):
     for key, name in (("librxe", "librxe (provider)"), ("libibverbs", "libibverbs"), ("libc.so", "libc"),
                       ("ld-linux", "ld.so"), ("libstdc++", "libstdc++"), ("vdso", "vdso"),
@@ -114,6 +157,29 @@ def main():
                                    default=("?", 0.0))
             print(f"| {tool}{status} | {t1:,} | {t2:,} | {per_msg:.0f} | {per_msg - clock - after:.0f} | "
                   f"{loop_ir:.0f} ({loop_fn.replace('(anonymous namespace)', '{anon}').split('(')[0]}) | {split} |")
+        # The latency clients spin in the CQ poll until the reply lands: how
+        # many polls an iteration makes follows how fast the client runs
+        # against the peer (timing), what each poll and everything outside
+        # the polls cost does not. Shown apart, per iteration.
+        # The latency clients spin in the CQ poll until the reply lands: how
+        # many polls an iteration makes follows how fast the client runs
+        # against the peer (timing); what each poll and everything outside
+        # the polls cost does not. The poll is the provider's function called
+        # most often. Shown apart, per message.
+        print("\n| tool | poll calls/message | Ir per poll call | instructions/message outside the polls |")
+        print("|---|---|---|---|")
+        for tool in ("perftest", "fabench"):
+            c1 = provider_calls(os.path.join(out, f"{name}.{tool}.{n1}.cg"))
+            c2 = provider_calls(os.path.join(out, f"{name}.{tool}.{n2}.cg"))
+            if not c2:
+                print(f"| {tool} | ? | ? | ? |")
+                continue
+            poll = max(c2, key=lambda k: c2[k][0])
+            (k1, i1), (k2, i2) = c1.get(poll, (0, 0)), c2[poll]
+            calls = (k2 - k1) / (n2 - n1)
+            per_call = (i2 - i1) / (k2 - k1) if k2 != k1 else float("nan")
+            outside = per_tool[tool][0] - (i2 - i1) / (n2 - n1)
+            print(f"| {tool} | {calls:.2f} | {per_call:.0f} | {outside:.0f} |")
         p, f = per_tool["perftest"][0], per_tool["fabench"][0]
         print(f"\nfabench/perftest instructions per message: {f / p:.3f} "
               f"(without clock reads or sorting: {per_tool['fabench'][3] / per_tool['perftest'][3]:.3f})")
