@@ -493,7 +493,12 @@ def callgrind(tmp):
                 rows.append((40 * n, "build/harness/loop.hpp:" + fn.split(":", 1)[1], None))
             total = sum(r[0] for r in rows)
             with open(os.path.join(out, f"atomic_cswap_lat.{tool}.{n}.cg"), "w", encoding="utf-8") as f:
-                f.write(f"events: Ir\nsummary: {total}\n")
+                # The provider's 200 per iteration: two calls of its poll at 100 each (the
+                # callee's object and name compressed to ids after their first use), and one
+                # call of another provider function that does not count as the poll.
+                f.write(f"events: Ir\nob=(1) {obj}\nfn=(1) loop\ncob=(2) {rxe}\ncfn=(3) 0x0000000000002ca0\n"
+                        f"calls={n} 0\n* {100 * n}\ncob=(2)\ncfn=(3)\ncalls={n} 0\n* {100 * n}\n"
+                        f"cob=(2)\ncfn=(4) 0x0000000000003cc0\ncalls=1 0\n* 50\nsummary: {total}\n")
             with open(os.path.join(out, f"atomic_cswap_lat.{tool}.{n}.annotate.txt"), "w", encoding="utf-8") as f:
                 f.write("-" * 80 + "\nIr\n" + "-" * 80 + f"\n{total:,} (100.0%)  PROGRAM TOTALS\n\n" + "-" * 80 +
                         "\nIr  file:function\n" + "-" * 80 + "\n")
@@ -521,6 +526,10 @@ def callgrind(tmp):
         # fabench-lat's own code: its loop (a "[clone ...]" name) and its sort, 100 + 137.5.
         if tool == "fabench" and "fabench-lat 238" not in got[6]:
             fail(f"fabench's loop is not counted to fabench-lat (a [clone ...] name): '{got[6]}'")
+    for tool in ("perftest", "fabench"):
+        polls = [line for line in run.stdout.splitlines() if line.startswith(f"| {tool} (polls apart) |")]
+        if len(polls) != 1 or [c.strip() for c in polls[0].split("|")[2:4]] != ["2.00", "100"]:
+            fail(f"{tool}: want 2.00 poll calls per iteration at 100 Ir each: {polls}")
     if "without clock reads or sorting: 0.600" not in run.stdout:
         fail("the ratio without sorting is not 300/500")
     print("ok: per-iteration instructions with sorting apart, [clone] names on their object")
