@@ -274,11 +274,13 @@ void sum_bf16(std::byte* dst, const std::byte* src, std::size_t count) {
   scalar_sum<BF16>(d + i, s + i, count - i);
 }
 
+// sum_bf16's shuffles take a lane's upper 16 bits as its odd half: little-endian layouts only.
 template <class T, class Op>
 void portable(std::byte* dst, const std::byte* src, std::size_t count) {
   if constexpr (std::is_same_v<T, F32> && std::is_same_v<Op, Sum>) {
     sum_f32(dst, src, count);
-  } else if constexpr (std::is_same_v<T, BF16> && std::is_same_v<Op, Sum>) {
+  } else if constexpr (std::is_same_v<T, BF16> && std::is_same_v<Op, Sum> &&
+                       std::endian::native == std::endian::little) {
     sum_bf16(dst, src, count);
   } else {
     reduce_loop<T>(dst, src, count, Op{});
