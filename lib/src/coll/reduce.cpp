@@ -129,24 +129,6 @@ constexpr std::size_t kBlock = 32;
 // GCC/clang generic vectors of eight halves (SSE2 on x86-64, NEON on aarch64, scalar code
 // elsewhere), OR-ed together, one test for the block.
 using U16x8 = std::uint16_t __attribute__((vector_size(16)));
-using F32x4 = float __attribute__((vector_size(16)));
-using I32x4 = std::int32_t __attribute__((vector_size(16)));
-using U32x4 = std::uint32_t __attribute__((vector_size(16)));
-
-// Whether any bit of `mask` is set in either 64-bit half of a 16-byte vector.
-template <class V>
-[[gnu::always_inline]] inline bool any_bits(V v, std::uint64_t mask = ~0ULL) {
-  static_assert(sizeof(V) == 16);
-  std::uint64_t half[2];
-  std::memcpy(half, &v, sizeof half);
-  return ((half[0] | half[1]) & mask) != 0;
-}
-
-// The sums' rule one element at a time: blocks with a NaN dst, and the tails.
-template <class T>
-void scalar_sum(typename T::Bits* d, const typename T::Bits* s, std::size_t n) {
-  for (std::size_t j = 0; j < n; ++j) d[j] = T::from_float(SumDstFirst{}(T::to_float(d[j]), T::to_float(s[j])));
-}
 
 template <class T>
 bool dst_has_nan(const std::uint16_t* __restrict d) {
@@ -159,14 +141,18 @@ bool dst_has_nan(const std::uint16_t* __restrict d) {
     std::memcpy(&v, d + 8 * k, sizeof v);
     any |= (v & 0x7fff) + kToNan;
   }
-  return any_bits(any, 0x8000800080008000ull);
+  std::uint64_t half[2];
+  std::memcpy(half, &any, sizeof half);
+  return ((half[0] | half[1]) & 0x8000800080008000ull) != 0;
 }
 
 template <class T, class Op>
 void reduce_block(typename T::Bits* __restrict d, const typename T::Bits* __restrict s, Op op) {
   if constexpr (std::is_same_v<Op, Sum>) {  // f16 only: f32 and bf16 sums run sum_f32(), sum_bf16()
     if (dst_has_nan<T>(d)) [[unlikely]] {
-      scalar_sum<T>(d, s, kBlock);
+      for (std::size_t j = 0; j < kBlock; ++j) {
+        d[j] = T::from_float(SumDstFirst{}(T::to_float(d[j]), T::to_float(s[j])));
+      }
       return;
     }
   }
@@ -203,9 +189,23 @@ void reduce_loop(std::byte* dst, const std::byte* src, std::size_t count, Op op)
 // the SumDstFirst way, element by element. The lanes compute what the scalar conversions above
 // compute (bench/compare/portable_ab.sh measures them against the scalar loops of before). f16
 // stays on reduce_loop(): written the same way its conversions ran at half the vectoriser's speed.
+using F32x4 = float __attribute__((vector_size(16)));
+using I32x4 = std::int32_t __attribute__((vector_size(16)));
+using U32x4 = std::uint32_t __attribute__((vector_size(16)));
+
+[[gnu::always_inline]] inline bool any_lane(I32x4 v) {
+  std::uint64_t half[2];
+  std::memcpy(half, &v, sizeof half);
+  return (half[0] | half[1]) != 0;
+}
 // Lanewise select on a compare's mask (all ones or zero).
 [[gnu::always_inline]] inline U32x4 pick(I32x4 mask, U32x4 if_true, U32x4 if_false) {
   return if_false ^ ((if_true ^ if_false) & (U32x4)mask);
+}
+
+template <class T>
+void scalar_sum(typename T::Bits* d, const typename T::Bits* s, std::size_t n) {
+  for (std::size_t j = 0; j < n; ++j) d[j] = T::from_float(SumDstFirst{}(T::to_float(d[j]), T::to_float(s[j])));
 }
 
 void sum_f32(std::byte* dst, const std::byte* src, std::size_t count) {
@@ -221,7 +221,7 @@ void sum_f32(std::byte* dst, const std::byte* src, std::size_t count) {
       std::memcpy(&dv[k], d + i + 4 * k, sizeof dv[k]);
       nan |= dv[k] != dv[k];
     }
-    if (any_bits(nan)) [[unlikely]] {
+    if (any_lane(nan)) [[unlikely]] {
       scalar_sum<F32>(d + i, s + i, kBlock);
       continue;
     }
