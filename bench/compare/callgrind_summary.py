@@ -159,10 +159,6 @@ def main():
                   f"{loop_ir:.0f} ({loop_fn.replace('(anonymous namespace)', '{anon}').split('(')[0]}) | {split} |")
         # The latency clients spin in the CQ poll until the reply lands: how
         # many polls an iteration makes follows how fast the client runs
-        # against the peer (timing), what each poll and everything outside
-        # the polls cost does not. Shown apart, per iteration.
-        # The latency clients spin in the CQ poll until the reply lands: how
-        # many polls an iteration makes follows how fast the client runs
         # against the peer (timing); what each poll and everything outside
         # the polls cost does not. The poll is the provider's function called
         # most often. Shown apart, per message.

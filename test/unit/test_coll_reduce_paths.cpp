@@ -2,8 +2,8 @@
 // results to the portable path on every input: all 2^16 values of bf16 and f16 against a set of
 // operands (every class of special value, NaN payloads, signed zeros, subnormals, values next to
 // overflow), in both operand positions, for sum, min and max; f32 on special and random values;
-// every length around the vector blocks, from every start within a cache line. And the dispatch offers exactly what the
-// CPU has.
+// every length around the vector blocks, from every start within a cache line; every path,
+// portable included, keeps the sums' NaN rule. And the dispatch offers exactly what the CPU has.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
