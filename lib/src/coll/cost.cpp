@@ -1,17 +1,15 @@
 #include "fabench/coll/cost.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
-#include <iterator>
 #include <cstring>
-#include <vector>
-
-#include <algorithm>
-#include <bit>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "fabench/base/error.hpp"
 
@@ -82,18 +80,26 @@ Algorithm choose_auto(Collective c, std::uint32_t nranks, std::uint64_t bytes, c
   return algos.front();
 }
 
-std::size_t HostRates::bucket(std::uint64_t bytes) {
-  std::size_t best = 0;
-  double best_distance = 1e300;
-  for (std::size_t i = 0; i < std::size(kSizes); ++i) {
-    const double d = std::fabs(std::log2(static_cast<double>(std::max<std::uint64_t>(bytes, 1))) -
-                               std::log2(static_cast<double>(kSizes[i])));
-    if (d < best_distance) {
-      best_distance = d;
-      best = i;
-    }
-  }
-  return best;
+double HostRates::interpolate(const double (&by_size)[3], std::uint64_t bytes) {
+  constexpr std::size_t kLast = std::size(kSizes) - 1;
+  if (bytes <= kSizes[0]) return by_size[0];
+  if (bytes >= kSizes[kLast]) return by_size[kLast];
+  std::size_t k = 0;
+  while (kSizes[k + 1] < bytes) ++k;
+  const double x = std::log2(static_cast<double>(bytes));
+  const double x0 = std::log2(static_cast<double>(kSizes[k]));
+  const double x1 = std::log2(static_cast<double>(kSizes[k + 1]));
+  const double r0 = by_size[k];
+  const double r1 = by_size[k + 1];
+  if (r0 <= 0 || r1 <= 0) return 0;
+  const double f = (x - x0) / (x1 - x0);
+  return std::exp2((1.0 - f) * std::log2(r0) + f * std::log2(r1));
+}
+
+double HostRates::reduce_rate(DType t, std::uint64_t bytes) const {
+  const int i = static_cast<int>(t);
+  const double by_size[3] = {reduce_bytes_per_s[0][i], reduce_bytes_per_s[1][i], reduce_bytes_per_s[2][i]};
+  return interpolate(by_size, bytes);
 }
 
 HostRates calibrate_host(double seconds_each, double budget_s) {
@@ -139,8 +145,8 @@ HostRates calibrate_host(double seconds_each, double budget_s) {
     for (const DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
       // min keeps the values as they are, so every repetition reduces the same numbers; sum and
       // min run the same loads, conversions and stores.
-      r.reduce_bytes_per_s[k][static_cast<int>(t)] =
-          best_rate([&] { reduce(t, ReduceOp::kMin, a.data(), b.data(), bytes / dtype_size(t)); });
+      r.reduce_bytes_per_s[k][static_cast<int>(t)] = best_rate(
+          [&] { reduce(t, ReduceOp::kMin, a.data(), b.data(), bytes / dtype_size(t)); });
     }
     r.copy_bytes_per_s[k] = best_rate([&] { std::memcpy(a.data(), b.data(), bytes); });
   }

@@ -47,28 +47,27 @@ coll::Schedule schedule_for(const CollSpec& s, std::uint32_t nranks, std::uint32
   return coll::build_schedule(s.collective, s.algorithm, nranks, rank, s.count(), coll::dtype_size(s.dtype), o);
 }
 
+std::uint64_t SessionOptions::footprint_bytes(const coll::Schedule& sched) {
+  // A rank's repeated calls touch its whole arena (input, both parities' outputs and scratch);
+  // calibrate_host() measures each kernel over two buffers of the size it names.
+  return ArenaLayout::of(sched).total / 2;
+}
+
 coll::CostParams SessionOptions::cost_for(coll::DType t, bool compute, const coll::Schedule& sched) const {
   coll::CostParams c = cost;
-  std::uint64_t reduce_bytes = 0;
-  for (const auto& op : sched.ops) {
-    if (op.kind == coll::OpKind::kReduce) reduce_bytes = std::max(reduce_bytes, op.bytes);
-  }
-  c.gamma_s_per_byte = compute ? rates.gamma_s_per_byte(t, reduce_bytes) : 0.0;
-  if (transport == TransportKind::kShm) {
-    std::uint64_t write_bytes = 0;
-    for (const auto& w : sched.writes) write_bytes = std::max(write_bytes, w.bytes);
-    c.beta_s_per_byte = rates.copy_s_per_byte(write_bytes);
-  }
+  const std::uint64_t at = footprint_bytes(sched);
+  c.gamma_s_per_byte = compute ? rates.gamma_s_per_byte(t, at) : 0.0;
+  if (transport == TransportKind::kShm) c.beta_s_per_byte = rates.copy_s_per_byte(at);
   return c;
 }
 
 double SessionOptions::copies_seconds(bool compute, const coll::Schedule& sched) const {
   if (!compute) return 0;
-  double s = 0;
+  std::uint64_t bytes = 0;
   for (const auto& op : sched.ops) {
-    if (op.kind == coll::OpKind::kCopy) s += static_cast<double>(op.bytes) * rates.copy_s_per_byte(op.bytes);
+    if (op.kind == coll::OpKind::kCopy) bytes += op.bytes;
   }
-  return s;
+  return static_cast<double>(bytes) * rates.copy_s_per_byte(footprint_bytes(sched));
 }
 
 std::uint32_t auto_pipeline_chunks(std::uint64_t bytes, std::uint32_t nranks) {

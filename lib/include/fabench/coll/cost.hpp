@@ -33,18 +33,22 @@ struct CostParams {
 
 // This host's reduction (on the active path, per dtype) and copy rates, in bytes per second of
 // destination, measured by calibrate_host() at three working-set sizes (within L2, within L3,
-// beyond it); a rate for n bytes is the one measured at the nearest size (in log scale).
+// beyond it; each kernel's two buffers of that size). The rate for n bytes is interpolated
+// between the two measured sizes around n, linearly in log(size) and log(rate), and is the
+// nearest measured one outside them; 0 where nothing was measured.
 struct HostRates {
   static constexpr std::uint64_t kSizes[3] = {256ULL << 10, 4ULL << 20, 64ULL << 20};
   double reduce_bytes_per_s[3][3] = {};  // [size][DType]
   double copy_bytes_per_s[3] = {};       // [size]
-  [[nodiscard]] static std::size_t bucket(std::uint64_t bytes);
+  [[nodiscard]] static double interpolate(const double (&by_size)[3], std::uint64_t bytes);
+  [[nodiscard]] double reduce_rate(DType t, std::uint64_t bytes) const;
+  [[nodiscard]] double copy_rate(std::uint64_t bytes) const { return interpolate(copy_bytes_per_s, bytes); }
   [[nodiscard]] double gamma_s_per_byte(DType t, std::uint64_t bytes) const {
-    const double r = reduce_bytes_per_s[bucket(bytes)][static_cast<int>(t)];
+    const double r = reduce_rate(t, bytes);
     return r > 0 ? 1.0 / r : 0.0;
   }
   [[nodiscard]] double copy_s_per_byte(std::uint64_t bytes) const {
-    const double r = copy_bytes_per_s[bucket(bytes)];
+    const double r = copy_rate(bytes);
     return r > 0 ? 1.0 / r : 0.0;
   }
 };

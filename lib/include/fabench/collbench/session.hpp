@@ -54,10 +54,13 @@ struct SessionOptions {
   coll::CostParams cost;  // alpha and beta for predictions and --algo auto without measurements
   coll::HostRates rates;  // gamma per dtype and the copy rate, by size (rank 0 calibrates them)
 
-  // cost with the gamma of dtype t at the size of `sched`'s largest reduction (0 when nothing is
-  // computed) and, over shared memory, beta at the copy rate of its largest write.
+  // The size the calibrated rates are read at for `sched`: half its arena (coll::HostRates).
+  [[nodiscard]] static std::uint64_t footprint_bytes(const coll::Schedule& sched);
+  // cost with the gamma of dtype t (0 when nothing is computed) and, over shared memory, beta at
+  // the copy rate, both at footprint_bytes(sched).
   [[nodiscard]] coll::CostParams cost_for(coll::DType t, bool compute, const coll::Schedule& sched) const;
-  // Seconds of `sched`'s own local copies at the calibrated rate (0 when nothing is computed).
+  // Seconds of `sched`'s own local copies at the calibrated copy rate at footprint_bytes(sched)
+  // (0 when nothing is computed).
   [[nodiscard]] double copies_seconds(bool compute, const coll::Schedule& sched) const;
 };
 
