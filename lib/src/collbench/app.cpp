@@ -22,7 +22,7 @@ namespace {
 coll::CostParams cost_params(const Cli& c, bool shm, double rate_gbps, const coll::HostRates& rates) {
   coll::CostParams p;
   p.alpha_s = (c.alpha_us >= 0 ? c.alpha_us : (shm ? 1.0 : 10.0)) * 1e-6;
-  // Over shared memory beta is the copy rate at each schedule's write size (SessionOptions::cost_for).
+  // Over shared memory beta is the copy rate at each schedule's footprint (SessionOptions::cost_for).
   p.beta_s_per_byte = shm ? rates.copy_s_per_byte(coll::HostRates::kSizes[1])
                           : (rate_gbps > 0 ? 8.0 / (rate_gbps * 1e9) : 1e-9);
   return p;
@@ -39,7 +39,7 @@ void add_cost_context(const coll::CostParams& p, const coll::HostRates& r, bool 
   benchmark::AddCustomContext(
       "cost_model",
       fmt::format("alpha {:.3g} us; beta {}; gamma and copies calibrated (GB/s, on {}) at {}", p.alpha_s * 1e6,
-                  shm ? std::string("the copy rate at the write's size")
+                  shm ? std::string("the copy rate at each schedule's footprint")
                       : fmt::format("{:.3g} GB/s", p.beta_s_per_byte > 0 ? 1e-9 / p.beta_s_per_byte : 0),
                   coll::reduce_path_name(coll::active_reduce_path()), rates));
 }
